@@ -1,0 +1,78 @@
+/* ciprof's entry point: one table of commands, each in its own cmd_<name>.c. */
+#include "cli/cli.h"
+#include "common/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const struct cli_command cli_commands[] = {
+	{ "run", cmd_run, "profile a command and its whole process tree" },
+#ifdef CIPROF_HAVE_STORE
+	{ "runs", cmd_runs, "list stored runs" },
+	{ "show", cmd_show, "show a stored run by function or by test" },
+	{ "export", cmd_export, "export a stored run (folded, speedscope)" },
+	{ "gc", cmd_gc, "delete old runs from the database" },
+#endif
+	{ "version", cmd_version, "print ciprof's version" },
+	{ "help", cmd_help, "show help for ciprof or one command" },
+	{ NULL, NULL, NULL },
+};
+
+static void print_main_usage(FILE *out)
+{
+	fputs("usage: ciprof [-v|-q] <command> [<options>] [-- CMD...]\n\n"
+	      "ciprof profiles a test suite and tells which tests and functions got slower.\n\n"
+	      "commands:\n",
+	      out);
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fputs("\nglobal options:\n"
+	      "  -v, --verbose  say more (twice: debug)\n"
+	      "  -q, --quiet    print only warnings and errors\n\n"
+	      "'ciprof help <command>' or 'ciprof <command> --help' explains one command.\n"
+	      "Documentation: docs/ in the source tree, one page per command.\n",
+	      out);
+}
+
+int cmd_help(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_main_usage(stdout);
+		return cli_finish_stdout();
+	}
+	for (const struct cli_command *c = cli_commands; c->name; c++) {
+		if (!strcmp(c->name, argv[1]) && c->fn != cmd_help) {
+			char *args[] = { argv[1], "--help", NULL };
+			return c->fn(2, args);
+		}
+	}
+	return cli_usage_error("help", "unknown command '%s'; 'ciprof help' lists them", argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+	int i = 1;
+	int verbosity = LOG_NORMAL;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+			verbosity++;
+		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+			verbosity = LOG_QUIET;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return cmd_help(1, argv);
+		else if (!strcmp(argv[i], "--version"))
+			return cmd_version(1, argv);
+		else
+			return cli_usage_error(NULL, "unknown option '%s'; see 'ciprof --help'",
+					       argv[i]);
+	}
+	log_set_level(verbosity);
+	if (i >= argc) {
+		print_main_usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		if (!strcmp(c->name, argv[i]))
+			return c->fn(argc - i, argv + i);
+	return cli_usage_error(NULL, "'%s' is not a ciprof command; see 'ciprof --help'", argv[i]);
+}

@@ -1,0 +1,133 @@
+/* Option parsing driven by one table per command, which also prints that command's --help. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+
+void cli_print_usage(FILE *out, const char *cmd, const char *usage_line, const char *description,
+		     const struct cli_option *opts)
+{
+	fprintf(out, "usage: ciprof %s %s\n\n%s\n", cmd, usage_line, description);
+	if (!opts[0].long_name)
+		return;
+	fputs("\noptions:\n", out);
+	for (const struct cli_option *o = opts; o->long_name; o++) {
+		char left[64];
+		int n;
+		if (o->id < 256)
+			n = snprintf(left, sizeof(left), "-%c, --%s", o->id, o->long_name);
+		else
+			n = snprintf(left, sizeof(left), "    --%s", o->long_name);
+		if (o->arg && n > 0 && (size_t)n < sizeof(left))
+			snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->arg);
+		fprintf(out, "  %-26s %s\n", left, o->help);
+	}
+	fputs("  -h, --help                 show this help\n", out);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("ciprof: ", stderr);
+	if (cmd)
+		fprintf(stderr, "%s: ", cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+int cli_parse_int(const char *s, long min, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse(int argc, char **argv, const char *cmd, const char *usage_line,
+	      const char *description, const struct cli_option *opts,
+	      int (*on_opt)(void *ctx, int id, const char *arg), void *ctx, int *first_arg)
+{
+	size_t n = 0;
+	while (opts[n].long_name)
+		n++;
+	struct option *lo = xcalloc(n + 2, sizeof(*lo));
+	char *shortopts = xcalloc(2 * n + 4, 1);
+	char *sp = shortopts;
+	*sp++ = '+'; /* stop at the first non-option: it starts the profiled command */
+	*sp++ = ':';
+	for (size_t i = 0; i < n; i++) {
+		lo[i].name = opts[i].long_name;
+		lo[i].has_arg = opts[i].arg ? required_argument : no_argument;
+		lo[i].val = opts[i].id;
+		if (opts[i].id < 256) {
+			*sp++ = (char)opts[i].id;
+			if (opts[i].arg)
+				*sp++ = ':';
+		}
+	}
+	lo[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	*sp++ = 'h';
+	int ret = 0;
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		int c = getopt_long(argc, argv, shortopts, lo, NULL);
+		if (c == -1)
+			break;
+		if (c == 'h') {
+			cli_print_usage(stdout, cmd, usage_line, description, opts);
+			ret = 1;
+			goto out;
+		}
+		if (c == '?') {
+			if (optopt)
+				cli_usage_error(cmd, "unknown option '-%c'; see 'ciprof %s --help'",
+						optopt, cmd);
+			else
+				cli_usage_error(cmd, "unknown option '%s'; see 'ciprof %s --help'",
+						argv[optind - 1], cmd);
+			ret = -1;
+			goto out;
+		}
+		if (c == ':') {
+			cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+			ret = -1;
+			goto out;
+		}
+		if (on_opt(ctx, c, optarg) < 0) {
+			ret = -1;
+			goto out;
+		}
+	}
+	*first_arg = optind;
+out:
+	free(lo);
+	free(shortopts);
+	return ret;
+}
+
+int cli_finish_stdout(void)
+{
+	int bad = fflush(stdout) != 0 || ferror(stdout);
+	if (fclose(stdout) != 0)
+		bad = 1;
+	if (bad) {
+		fprintf(stderr, "ciprof: error: cannot write to standard output: %s\n",
+			strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}

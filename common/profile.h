@@ -1,0 +1,135 @@
+/* The in-memory profile: what a run measured, symbolized. Strings are interned, frames are
+ * (function, module, file, line), stacks are nodes of a trie (parent, frame), and samples are
+ * counted per (test, stack node). runner/ builds one, store/ persists it, report/ reads it.
+ *
+ * Conventions: string id 0 is "", node id 0 is the trie's root (no frame), test id 0 is ""
+ * (outside any test). The first frame of every stack is the process's executable name
+ * (module "", file "", line 0 and kind PROFILE_FRAME_PROCESS). */
+#ifndef CP_PROFILE_H
+#define CP_PROFILE_H
+
+#include "common/hashidx.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum profile_frame_kind {
+	PROFILE_FRAME_FUNCTION = 0, /* a symbol, or "module+0xOFFSET" when unresolved */
+	PROFILE_FRAME_PROCESS = 1,  /* the root frame: the executable's name */
+};
+
+struct profile_frame {
+	uint32_t function; /* string ids */
+	uint32_t module;   /* basename of the ELF object, "" when unknown */
+	uint32_t file;     /* source file, "" without DWARF */
+	uint32_t line;     /* 0 without DWARF */
+	uint32_t kind;     /* enum profile_frame_kind */
+};
+
+struct profile_node {
+	uint32_t parent; /* node id; 0 for a root-level frame */
+	uint32_t frame;  /* frame index */
+};
+
+struct profile_sample {
+	uint32_t test;  /* string id of the test name; 0 = outside tests */
+	uint32_t node;  /* leaf node of the stack */
+	uint64_t count; /* samples */
+};
+
+struct profile_stats {
+	uint64_t samples;       /* samples taken (stored) */
+	uint64_t lost;          /* samples the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t processes;     /* processes seen */
+	uint64_t threads;       /* threads seen */
+	uint64_t period_ns;     /* nanoseconds of CPU per sample (1e9 / hz) */
+	double cpu_seconds;     /* samples * period, the profile's CPU time */
+	double wall_seconds;    /* command's wall time */
+	int hz;
+	int exit_status;        /* the command's exit status as ciprof exits with it */
+};
+
+struct profile {
+	/* strings: offsets into one pool, each NUL-terminated */
+	char *pool;
+	size_t pool_len, pool_alloc;
+	uint32_t *str_off;
+	size_t nstr, str_alloc;
+	struct hashidx str_idx;
+
+	struct profile_frame *frames;
+	size_t nframes, frames_alloc;
+	struct hashidx frame_idx;
+
+	struct profile_node *nodes; /* nodes[0] is the root */
+	size_t nnodes, nodes_alloc;
+	struct hashidx node_idx;
+
+	struct profile_sample *samples;
+	size_t nsamples, samples_alloc;
+	struct hashidx sample_idx;
+
+	struct profile_stats stats;
+};
+
+/* Heap object: owned by the caller, freed with profile_free. */
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/* Interns s and returns its id; profile_str returns a pointer valid until the next intern. */
+uint32_t profile_intern(struct profile *p, const char *s);
+uint32_t profile_intern_len(struct profile *p, const char *s, size_t len);
+const char *profile_str(const struct profile *p, uint32_t id);
+
+/* Interns a frame by value and returns its index. */
+uint32_t profile_frame(struct profile *p, const struct profile_frame *f);
+/* The node for `frame` under `parent`, created when new. */
+uint32_t profile_node(struct profile *p, uint32_t parent, uint32_t frame);
+/* Adds count samples of stack node to test. */
+void profile_add(struct profile *p, uint32_t test, uint32_t node, uint64_t count);
+
+/* Depth of a node (root = 0) and its frames root-first into out[0..depth). */
+size_t profile_node_depth(const struct profile *p, uint32_t node);
+size_t profile_node_frames(const struct profile *p, uint32_t node, uint32_t *out, size_t max);
+
+/* Adds every sample of src into dst (re-interning strings, frames and nodes). */
+void profile_merge(struct profile *dst, const struct profile *src);
+
+/* Sum of samples, optionally of one test (test_filter = NULL for all). */
+uint64_t profile_total(const struct profile *p, const char *test_filter);
+
+/*
+ * Folded text (Brendan Gregg's format): "root;caller;callee COUNT\n" per stack, root = the
+ * process name, stacks sorted for deterministic output, the same stack of several tests summed
+ * unless test_filter names one test. ';' and newlines inside names are written as '_'.
+ * Returns 0, or -1 with cp_error set when writing fails.
+ */
+int profile_write_folded(const struct profile *p, FILE *out, const char *test_filter);
+
+/*
+ * Parses folded text into p (added to what it holds, all under test id 0; the first frame of
+ * each line becomes the process frame). name is used in errors: "NAME:LINE:COLUMN: what".
+ * Returns 0, or -1 with cp_error set and p possibly partly filled.
+ */
+int profile_parse_folded(struct profile *p, const char *text, size_t len, const char *name);
+
+#endif
+
+#ifndef CP_PROFILE_FUNCS
+#define CP_PROFILE_FUNCS
+/* Per-function totals: self = samples whose leaf is the function, total = samples with the
+ * function anywhere on the stack (counted once per stack, so recursion does not inflate it). */
+struct profile_func {
+	uint32_t function; /* string ids */
+	uint32_t module;
+	uint64_t self, total;
+};
+
+/*
+ * Fills *out (owned by the caller, free()) with one entry per (function, module) seen, process
+ * frames excluded, sorted by self then total descending, then by name. test_filter = NULL for
+ * all tests. Returns the number of entries.
+ */
+size_t profile_functions(const struct profile *p, const char *test_filter,
+			 struct profile_func **out);
+#endif

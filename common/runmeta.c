@@ -1,0 +1,49 @@
+/* run_meta lifecycle helpers (see runmeta.h). */
+#include "common/runmeta.h"
+#include "common/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void run_meta_set(char **field, const char *value)
+{
+	free(*field);
+	*field = xstrdup(value ? value : "");
+}
+
+void run_meta_init(struct run_meta *m)
+{
+	memset(m, 0, sizeof(*m));
+	char **fields[] = { &m->commit, &m->branch, &m->base_branch, &m->merge_base, &m->subject,
+			    &m->ci_provider, &m->job_url, &m->cpu_model, &m->command };
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		*fields[i] = xstrdup("");
+}
+
+void run_meta_release(struct run_meta *m)
+{
+	char *fields[] = { m->commit, m->branch, m->base_branch, m->merge_base, m->subject,
+			   m->ci_provider, m->job_url, m->cpu_model, m->command };
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		free(fields[i]);
+	for (size_t i = 0; i < m->ntags; i++) {
+		free(m->tags[i].key);
+		free(m->tags[i].value);
+	}
+	free(m->tags);
+	memset(m, 0, sizeof(*m));
+}
+
+void run_meta_set_tag(struct run_meta *m, const char *key, const char *value)
+{
+	for (size_t i = 0; i < m->ntags; i++) {
+		if (!strcmp(m->tags[i].key, key)) {
+			run_meta_set(&m->tags[i].value, value);
+			return;
+		}
+	}
+	ALLOC_GROW(m->tags, m->ntags + 1, m->tags_alloc);
+	m->tags[m->ntags].key = xstrdup(key);
+	m->tags[m->ntags].value = xstrdup(value);
+	m->ntags++;
+}

@@ -1,0 +1,26 @@
+/* Allocation wrappers that abort on out-of-memory, and overflow-checked size arithmetic,
+ * so that call sites stay clean and a size computed from untrusted input cannot wrap. */
+#ifndef CP_XALLOC_H
+#define CP_XALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* All return owned memory, never NULL; they abort with a message on OOM. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* printf into a new string (owned by the caller). */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* a + b and a * b, aborting on overflow. */
+size_t st_add(size_t a, size_t b);
+size_t st_mult(size_t a, size_t b);
+
+/* Grow *arr (of *alloc elements of elem bytes) so that it holds at least need elements. */
+void *grow_array(void *arr, size_t elem, size_t need, size_t *alloc);
+#define ALLOC_GROW(arr, need, alloc) ((arr) = grow_array((arr), sizeof(*(arr)), (need), &(alloc)))
+
+#endif
