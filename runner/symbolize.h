@@ -23,24 +23,37 @@ struct symbolizer *symbolizer_new(void);
 void symbolizer_free(struct symbolizer *s);
 
 /*
+ * Where separate debug info is searched, in elfutils' debuginfo_path syntax (the default is
+ * ":.debug:/usr/lib/debug": the object's directory, its .debug/ subdirectory, and build-id
+ * and path lookups under /usr/lib/debug). NULL restores the default. Copied; set it before
+ * the first resolve call.
+ */
+void symbolizer_set_debuginfo_path(struct symbolizer *s, const char *path);
+
+/*
  * Resolves an address inside a file-backed mapping. path is the mapped file as the kernel
  * named it (MMAP2 filename); file_offset is the sampled address translated to a file offset
  * (ip - map_start + map_pgoff). is_return is nonzero for a caller frame (a return address):
  * the lookup uses offset - 1 so the call instruction's function and line are found.
  * Results are cached per (path, offset, is_return). Never fails: unknown gives module+0xOFF.
+ * A path ending in " (deleted)" is not reopened (what has that name now is likely a rebuilt
+ * file whose symbols would lie): it gives module+0xOFF, the suffix dropped from the module.
  */
 void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t file_offset,
 			     int is_return, struct sym_info *out);
 
 /*
  * Resolves an absolute address in anonymous executable memory of process pid through
- * /tmp/perf-PID.map (read once per pid, when present). Unknown gives "[unknown]+0xADDR"
- * style output with module "[anon]" or "[jit]".
+ * /tmp/perf-PID.map (read once per pid, when present and owned by this user or root; bad
+ * lines are skipped). A hit gives module "[jit]"; a miss gives function "[anon]+0xADDR" and
+ * module "[anon]".
  */
 void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t addr, int is_return,
 			    struct sym_info *out);
 
-/* Resolves an address in the [vdso] mapping given its offset in the vdso image. */
+/* Resolves an address in the [vdso] mapping given its offset in the vdso image. The image is
+ * read from this process (the kernel gives every native process the same one); unknown gives
+ * "[vdso]+0xOFF". symbolizer_resolve_file routes the path "[vdso]" here. */
 void symbolizer_resolve_vdso(struct symbolizer *s, uint64_t offset, int is_return,
 			     struct sym_info *out);
 
@@ -65,9 +78,12 @@ struct perfmap_entry {
 	char *name; /* owned by the perfmap */
 };
 
+/* Embedded object: zero-initialize it, fill it with perfmap_parse (which adds to what it holds),
+ * free it with perfmap_release. */
 struct perfmap {
 	struct perfmap_entry *entries; /* sorted by start after parsing */
 	size_t n, alloc;
+	uint64_t max_size; /* largest entry size, bounds the backward scan of lookups */
 };
 
 /*
@@ -75,7 +91,14 @@ struct perfmap {
  * Returns 0, or -1 with cp_error set (the map keeps the lines before the bad one).
  */
 int perfmap_parse(struct perfmap *m, const char *text, size_t len, const char *name);
-/* The entry covering addr, or NULL. */
+/*
+ * Like perfmap_parse, but skips malformed lines and keeps every good one (what a profiler
+ * wants from a file a JIT may have been writing when it died). Returns 0, or -1 with cp_error
+ * holding the first bad line's message; the map is usable either way.
+ */
+int perfmap_parse_lenient(struct perfmap *m, const char *text, size_t len, const char *name);
+/* The entry covering addr, or NULL. When entries overlap, the one starting last wins; of
+ * entries with the same start, the one latest in the file (a JIT reusing memory). */
 const struct perfmap_entry *perfmap_lookup(const struct perfmap *m, uint64_t addr);
 void perfmap_release(struct perfmap *m);
 

@@ -1,0 +1,567 @@
+/* The symbolizer: one cached libdwfl session per object file, each holding that single module
+ * at bias 0, so a sample's file offset becomes an ELF virtual address through the object's
+ * PT_LOAD headers and is looked up directly. Results are cached per (object, offset, is_return)
+ * and every string handed out is interned here until symbolizer_free. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "runner/symbolize.h"
+
+#include "common/error.h"
+#include "common/hashidx.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A perf map larger than this is not read (node can write hundreds of MB; this is plenty). */
+#define PERFMAP_MAX_BYTES ((size_t)1 << 30)
+
+enum cache_kind { KIND_FILE = 1, KIND_JIT = 2, KIND_VDSO = 3 };
+
+/* One object file: its dwfl session (NULL when unusable) and PT_LOAD segments. */
+struct symobj {
+	uint32_t path;   /* string id */
+	uint32_t module; /* string id of the basename */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	struct sym_segment *segs;
+	size_t nsegs;
+};
+
+struct cache_key {
+	uint32_t kind;
+	int is_return;
+	uint64_t id; /* string id of the path, or the pid */
+	uint64_t offset;
+};
+
+struct cache_entry {
+	struct cache_key key;
+	struct sym_info info;
+};
+
+struct jitmap {
+	pid_t pid;
+	struct perfmap map;
+};
+
+struct symbolizer {
+	char **strs; /* interned strings, each its own allocation so pointers stay put */
+	size_t nstrs, strs_alloc;
+	struct hashidx str_idx;
+
+	struct symobj *objs;
+	size_t nobjs, objs_alloc;
+	struct hashidx obj_idx; /* by path string id */
+
+	struct cache_entry *cache;
+	size_t ncache, cache_alloc;
+	struct hashidx cache_idx;
+
+	struct jitmap *jits;
+	size_t njits, jits_alloc;
+	struct hashidx jit_idx;
+
+	struct symobj vdso;
+	int vdso_tried;
+
+	char *debuginfo_path; /* NULL: elfutils' default */
+	Dwfl_Callbacks callbacks; /* dwfl keeps a pointer to it: lives as long as s */
+};
+
+/* ---- interned strings ---- */
+
+static int str_eq(const void *ctx, uint32_t pos, const void *key)
+{
+	const struct symbolizer *s = ctx;
+	return !strcmp(s->strs[pos], key);
+}
+
+static uint32_t intern_id(struct symbolizer *s, const char *str)
+{
+	uint64_t h = hash_bytes(str, strlen(str), 0);
+	int64_t pos = hashidx_find(&s->str_idx, h, str_eq, s, str);
+	if (pos >= 0)
+		return (uint32_t)pos;
+	ALLOC_GROW(s->strs, s->nstrs + 1, s->strs_alloc);
+	s->strs[s->nstrs] = xstrdup(str);
+	hashidx_insert(&s->str_idx, h, (uint32_t)s->nstrs);
+	return (uint32_t)s->nstrs++;
+}
+
+static const char *intern(struct symbolizer *s, const char *str)
+{
+	uint32_t id = intern_id(s, str); /* may move s->strs: read it only afterwards */
+	return s->strs[id];
+}
+
+static const char *internf(struct symbolizer *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static const char *internf(struct symbolizer *s, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	const char *ret = intern(s, sb.buf);
+	strbuf_release(&sb);
+	return ret;
+}
+
+/* ---- result cache ---- */
+
+static uint64_t key_hash(const struct cache_key *k)
+{
+	return hash_mix(hash_mix(k->id * 4 + k->kind) ^ hash_mix(k->offset * 2 + !!k->is_return));
+}
+
+static int cache_eq(const void *ctx, uint32_t pos, const void *key)
+{
+	const struct cache_key *a = &((const struct symbolizer *)ctx)->cache[pos].key;
+	const struct cache_key *b = key;
+	return a->kind == b->kind && a->id == b->id && a->offset == b->offset &&
+	       a->is_return == b->is_return;
+}
+
+static int cache_get(struct symbolizer *s, const struct cache_key *k, struct sym_info *out)
+{
+	int64_t pos = hashidx_find(&s->cache_idx, key_hash(k), cache_eq, s, k);
+	if (pos < 0)
+		return 0;
+	*out = s->cache[pos].info;
+	return 1;
+}
+
+static void cache_put(struct symbolizer *s, const struct cache_key *k, const struct sym_info *info)
+{
+	ALLOC_GROW(s->cache, s->ncache + 1, s->cache_alloc);
+	s->cache[s->ncache].key = *k;
+	s->cache[s->ncache].info = *info;
+	hashidx_insert(&s->cache_idx, key_hash(k), (uint32_t)s->ncache);
+	s->ncache++;
+}
+
+/* ---- lifecycle ---- */
+
+struct symbolizer *symbolizer_new(void)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+	hashidx_init(&s->str_idx);
+	hashidx_init(&s->obj_idx);
+	hashidx_init(&s->cache_idx);
+	hashidx_init(&s->jit_idx);
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.section_address = dwfl_offline_section_address;
+	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	intern_id(s, ""); /* id 0 */
+	return s;
+}
+
+void symbolizer_set_debuginfo_path(struct symbolizer *s, const char *path)
+{
+	free(s->debuginfo_path);
+	s->debuginfo_path = path ? xstrdup(path) : NULL;
+}
+
+static void symobj_release(struct symobj *o)
+{
+	if (o->dwfl)
+		dwfl_end(o->dwfl);
+	free(o->segs);
+	memset(o, 0, sizeof(*o));
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nobjs; i++)
+		symobj_release(&s->objs[i]);
+	free(s->objs);
+	symobj_release(&s->vdso);
+	for (size_t i = 0; i < s->njits; i++)
+		perfmap_release(&s->jits[i].map);
+	free(s->jits);
+	free(s->cache);
+	for (size_t i = 0; i < s->nstrs; i++)
+		free(s->strs[i]);
+	free(s->strs);
+	hashidx_release(&s->str_idx);
+	hashidx_release(&s->obj_idx);
+	hashidx_release(&s->cache_idx);
+	hashidx_release(&s->jit_idx);
+	free(s->debuginfo_path);
+	free(s);
+}
+
+/* ---- object files ---- */
+
+int sym_offset_to_vaddr(const struct sym_segment *segs, size_t nsegs, uint64_t offset,
+			uint64_t *out)
+{
+	for (size_t i = 0; i < nsegs; i++) {
+		const struct sym_segment *g = &segs[i];
+		if (offset >= g->offset && offset - g->offset < g->filesz) {
+			*out = offset - g->offset + g->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Reports the ELF open on fd (consumed either way) as the only module of a new dwfl session at
+ * bias 0 and reads its PT_LOAD segments into o. Returns 0, or -1 with cp_error set.
+ */
+static int symobj_open(struct symbolizer *s, struct symobj *o, const char *path, int fd)
+{
+	const char *module = s->strs[o->module];
+	o->dwfl = dwfl_begin(&s->callbacks);
+	if (!o->dwfl) {
+		close(fd);
+		return cp_error("cannot start libdwfl for %s: %s", path, dwfl_errmsg(-1));
+	}
+	dwfl_report_begin(o->dwfl);
+	/* base 0 with add_p_vaddr: the module sits at its own link-time addresses. */
+	o->mod = dwfl_report_elf(o->dwfl, module, path, fd, 0, true);
+	if (!o->mod) {
+		close(fd); /* dwfl consumes fd only on success */
+		int ret = cp_error("cannot read %s as ELF: %s", path, dwfl_errmsg(-1));
+		dwfl_end(o->dwfl);
+		o->dwfl = NULL;
+		return ret;
+	}
+	dwfl_report_end(o->dwfl, NULL, NULL);
+
+	Elf *elf = dwfl_module_getelf(o->mod, &o->bias);
+	size_t phnum;
+	if (!elf || elf_getphdrnum(elf, &phnum) < 0) {
+		int ret = cp_error("cannot read program headers of %s: %s", path, elf_errmsg(-1));
+		dwfl_end(o->dwfl);
+		o->dwfl = NULL;
+		o->mod = NULL;
+		return ret;
+	}
+	size_t alloc = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		ALLOC_GROW(o->segs, o->nsegs + 1, alloc);
+		o->segs[o->nsegs].offset = ph.p_offset;
+		o->segs[o->nsegs].vaddr = ph.p_vaddr;
+		o->segs[o->nsegs].filesz = ph.p_filesz;
+		o->nsegs++;
+	}
+	return 0;
+}
+
+static const char *path_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static const char deleted_suffix[] = " (deleted)";
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int obj_eq(const void *ctx, uint32_t pos, const void *key)
+{
+	return ((const struct symbolizer *)ctx)->objs[pos].path == *(const uint32_t *)key;
+}
+
+/* The object for path (string id), opened on first use; a failure is remembered too. */
+static struct symobj *get_obj(struct symbolizer *s, uint32_t path_id)
+{
+	uint64_t h = hash_mix(path_id);
+	int64_t pos = hashidx_find(&s->obj_idx, h, obj_eq, s, &path_id);
+	if (pos >= 0)
+		return &s->objs[pos];
+
+	/* strs may move while interning; copy the path first. */
+	char *path = xstrdup(s->strs[path_id]);
+	int deleted = ends_with(path, deleted_suffix);
+	if (deleted)
+		path[strlen(path) - strlen(deleted_suffix)] = '\0';
+	uint32_t module = intern_id(s, path_basename(path));
+
+	ALLOC_GROW(s->objs, s->nobjs + 1, s->objs_alloc);
+	struct symobj *o = &s->objs[s->nobjs];
+	memset(o, 0, sizeof(*o));
+	o->path = path_id;
+	o->module = module;
+	hashidx_insert(&s->obj_idx, h, (uint32_t)s->nobjs++);
+
+	/*
+	 * A file deleted while mapped is not reopened by name: whatever is there now is most
+	 * likely a rebuilt version, and its symbols would lie. O_NONBLOCK and the S_ISREG check
+	 * keep a FIFO or device that took the name from hanging or confusing us.
+	 */
+	int fd = -1;
+	struct stat st;
+	if (deleted)
+		cp_error("%s was deleted while mapped; not symbolizing it", path);
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		cp_error_errno("cannot open %s", path);
+	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		cp_error("%s is not a regular file", path);
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0 || symobj_open(s, o, path, fd) < 0)
+		log_debug("symbolize: %s", cp_last_error());
+	free(path);
+	return o;
+}
+
+/* Looks up offset in o (which may have failed to open) and fills out; module is o's. */
+static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t offset,
+			  int is_return, struct sym_info *out)
+{
+	uint64_t look = is_return && offset > 0 ? offset - 1 : offset;
+	uint64_t vaddr;
+	out->module = s->strs[o->module];
+	out->file = s->strs[0];
+	out->line = 0;
+	out->resolved = 0;
+	out->function = NULL;
+	if (o->mod && sym_offset_to_vaddr(o->segs, o->nsegs, look, &vaddr) == 0) {
+		Dwarf_Addr addr = vaddr + o->bias;
+		GElf_Off symoff;
+		GElf_Sym sym;
+		GElf_Word shndx;
+		Elf *symelf;
+		Dwarf_Addr symbias;
+		const char *name =
+			dwfl_module_addrinfo(o->mod, addr, &symoff, &sym, &shndx, &symelf, &symbias);
+		if (name && *name) {
+			char *demangled = sym_demangle(name);
+			out->function = intern(s, demangled ? demangled : name);
+			out->resolved = 1;
+			free(demangled);
+		}
+		Dwfl_Line *line = dwfl_module_getsrc(o->mod, addr);
+		int lineno = 0;
+		const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+		if (src) {
+			out->file = intern(s, src);
+			out->line = lineno > 0 ? (unsigned)lineno : 0;
+		}
+	}
+	if (!out->function)
+		out->function = internf(s, "%s+0x%llx", out->module, (unsigned long long)offset);
+}
+
+void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t file_offset,
+			     int is_return, struct sym_info *out)
+{
+	if (path && !strcmp(path, "[vdso]")) {
+		symbolizer_resolve_vdso(s, file_offset, is_return, out);
+		return;
+	}
+	if (!path || !*path) {
+		out->module = intern(s, "[unknown]");
+		out->function =
+			internf(s, "[unknown]+0x%llx", (unsigned long long)file_offset);
+		out->file = s->strs[0];
+		out->line = 0;
+		out->resolved = 0;
+		return;
+	}
+	struct cache_key k = { KIND_FILE, !!is_return, intern_id(s, path), file_offset };
+	if (cache_get(s, &k, out))
+		return;
+	const struct symobj *o = get_obj(s, (uint32_t)k.id);
+	symobj_lookup(s, o, file_offset, is_return, out);
+	cache_put(s, &k, out);
+}
+
+/* ---- vdso ---- */
+
+/*
+ * Copies this process's vdso image into a memfd (libdwfl wants a file descriptor). The
+ * image's extent comes from its own headers: program headers, PT_LOAD contents and the
+ * section headers at its end, all inside the mapping the kernel gave us.
+ */
+static int vdso_fd(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return cp_error("this process has no vdso (AT_SYSINFO_EHDR is 0)");
+	const unsigned char *img = (const unsigned char *)base;
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)img;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+		return cp_error("the vdso does not start with an ELF header");
+	size_t size = sizeof(*eh);
+	size_t ph_end = st_add(eh->e_phoff, st_mult(eh->e_phnum, sizeof(ElfW(Phdr))));
+	if (ph_end > size)
+		size = ph_end;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(img + eh->e_phoff);
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		size_t end = st_add(ph[i].p_offset, ph[i].p_filesz);
+		if (end > size)
+			size = end;
+	}
+	if (eh->e_shoff) {
+		size_t sh_end = st_add(eh->e_shoff, st_mult(eh->e_shnum, eh->e_shentsize));
+		if (sh_end > size)
+			size = sh_end;
+	}
+	int fd = memfd_create("ciprof-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return cp_error_errno("cannot create a memfd for the vdso image");
+	for (size_t done = 0; done < size;) {
+		ssize_t n = write(fd, img + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int ret = cp_error_errno("cannot copy the vdso image");
+			close(fd);
+			return ret;
+		}
+		done += (size_t)n;
+	}
+	return fd;
+}
+
+void symbolizer_resolve_vdso(struct symbolizer *s, uint64_t offset, int is_return,
+			     struct sym_info *out)
+{
+	struct cache_key k = { KIND_VDSO, !!is_return, 0, offset };
+	if (cache_get(s, &k, out))
+		return;
+	if (!s->vdso_tried) {
+		s->vdso_tried = 1;
+		s->vdso.module = intern_id(s, "[vdso]");
+		s->vdso.path = s->vdso.module;
+		int fd = vdso_fd();
+		if (fd < 0 || symobj_open(s, &s->vdso, "[vdso]", fd) < 0)
+			log_debug("symbolize: %s", cp_last_error());
+	}
+	symobj_lookup(s, &s->vdso, offset, is_return, out);
+	cache_put(s, &k, out);
+}
+
+/* ---- JIT code through perf maps ---- */
+
+static int jit_eq(const void *ctx, uint32_t pos, const void *key)
+{
+	return ((const struct symbolizer *)ctx)->jits[pos].pid == *(const pid_t *)key;
+}
+
+/* Reads /tmp/perf-PID.map into m when it is a regular file owned by us or root. */
+static int load_perfmap(struct perfmap *m, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return cp_error_errno("cannot open %s", path);
+	}
+	struct stat st;
+	struct strbuf sb;
+	int ret = 0;
+	strbuf_init(&sb, PERFMAP_MAX_BYTES);
+	if (fstat(fd, &st) < 0) {
+		ret = cp_error_errno("cannot stat %s", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = cp_error("%s is not a regular file; ignoring it", path);
+		goto out;
+	}
+	/* As perf does: a map planted by another user must not name our code. */
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		ret = cp_error("%s is owned by uid %u, not by us or root; ignoring it", path,
+			       (unsigned)st.st_uid);
+		goto out;
+	}
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = cp_error_errno("cannot read %s", path);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if (strbuf_add(&sb, buf, (size_t)n) < 0) {
+			ret = cp_error("%s is larger than %zu bytes; ignoring it", path,
+				       PERFMAP_MAX_BYTES);
+			goto out;
+		}
+	}
+	ret = perfmap_parse_lenient(m, sb.buf, sb.len, path);
+out:
+	strbuf_release(&sb);
+	close(fd);
+	return ret;
+}
+
+static struct perfmap *get_perfmap(struct symbolizer *s, pid_t pid)
+{
+	uint64_t h = hash_mix((uint64_t)(uint32_t)pid);
+	int64_t pos = hashidx_find(&s->jit_idx, h, jit_eq, s, &pid);
+	if (pos >= 0)
+		return &s->jits[pos].map;
+	ALLOC_GROW(s->jits, s->njits + 1, s->jits_alloc);
+	struct jitmap *j = &s->jits[s->njits];
+	memset(j, 0, sizeof(*j));
+	j->pid = pid;
+	hashidx_insert(&s->jit_idx, h, (uint32_t)s->njits++);
+	if (load_perfmap(&j->map, pid) < 0)
+		log_debug("symbolize: %s", cp_last_error());
+	return &j->map;
+}
+
+void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t addr, int is_return,
+			    struct sym_info *out)
+{
+	struct cache_key k = { KIND_JIT, !!is_return, (uint64_t)(uint32_t)pid, addr };
+	if (cache_get(s, &k, out))
+		return;
+	const struct perfmap *m = get_perfmap(s, pid);
+	const struct perfmap_entry *e =
+		perfmap_lookup(m, is_return && addr > 0 ? addr - 1 : addr);
+	out->file = s->strs[0];
+	out->line = 0;
+	if (e) {
+		char *demangled = sym_demangle(e->name);
+		out->function = intern(s, demangled ? demangled : e->name);
+		free(demangled);
+		out->module = intern(s, "[jit]");
+		out->resolved = 1;
+	} else {
+		out->function = internf(s, "[anon]+0x%llx", (unsigned long long)addr);
+		out->module = intern(s, "[anon]");
+		out->resolved = 0;
+	}
+	cache_put(s, &k, out);
+}
