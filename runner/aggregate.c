@@ -1,0 +1,148 @@
+/* Raw stack aggregation and the one symbolization pass (see aggregate.h). */
+#include "runner/aggregate.h"
+#include "common/xalloc.h"
+#include "runner/symbolize.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void aggregator_init(struct aggregator *a, struct profile *prof)
+{
+	memset(a, 0, sizeof(*a));
+	a->prof = prof;
+	hashidx_init(&a->frame_idx);
+	hashidx_init(&a->node_idx);
+	hashidx_init(&a->sample_idx);
+	ALLOC_GROW(a->nodes, 1, a->nodes_alloc);
+	a->nodes[0] = (struct raw_node){ 0, UINT32_MAX };
+	a->nnodes = 1;
+}
+
+void aggregator_release(struct aggregator *a)
+{
+	free(a->frames);
+	free(a->nodes);
+	free(a->samples);
+	hashidx_release(&a->frame_idx);
+	hashidx_release(&a->node_idx);
+	hashidx_release(&a->sample_idx);
+	memset(a, 0, sizeof(*a));
+}
+
+static int frame_eq(const void *ctx, uint32_t pos, const void *key)
+{
+	const struct aggregator *a = ctx;
+	const struct raw_frame *k = key;
+	const struct raw_frame *f = &a->frames[pos];
+	return f->dso == k->dso && f->offset == k->offset && f->is_return == k->is_return;
+}
+
+static uint32_t raw_frame(struct aggregator *a, uint32_t dso, uint64_t offset, uint32_t is_return)
+{
+	struct raw_frame k = { dso, is_return, offset };
+	uint64_t h = hash_mix(offset ^ hash_mix(((uint64_t)dso << 1) | is_return));
+	int64_t i = hashidx_find(&a->frame_idx, h, frame_eq, a, &k);
+	if (i >= 0)
+		return (uint32_t)i;
+	ALLOC_GROW(a->frames, a->nframes + 1, a->frames_alloc);
+	a->frames[a->nframes] = k;
+	hashidx_insert(&a->frame_idx, h, (uint32_t)a->nframes);
+	return (uint32_t)a->nframes++;
+}
+
+static int node_eq(const void *ctx, uint32_t pos, const void *key)
+{
+	const struct aggregator *a = ctx;
+	const struct raw_node *k = key;
+	return a->nodes[pos].parent == k->parent && a->nodes[pos].frame == k->frame;
+}
+
+static uint32_t raw_node(struct aggregator *a, uint32_t parent, uint32_t frame)
+{
+	struct raw_node k = { parent, frame };
+	uint64_t h = hash_mix(((uint64_t)parent << 32) | frame);
+	int64_t i = hashidx_find(&a->node_idx, h, node_eq, a, &k);
+	if (i >= 0)
+		return (uint32_t)i;
+	ALLOC_GROW(a->nodes, a->nnodes + 1, a->nodes_alloc);
+	a->nodes[a->nnodes] = k;
+	hashidx_insert(&a->node_idx, h, (uint32_t)a->nnodes);
+	return (uint32_t)a->nnodes++;
+}
+
+static int sample_eq(const void *ctx, uint32_t pos, const void *key)
+{
+	const struct aggregator *a = ctx;
+	const struct raw_sample *k = key;
+	return a->samples[pos].test == k->test && a->samples[pos].node == k->node;
+}
+
+void aggregator_add(struct aggregator *a, uint32_t test, uint32_t process, const uint32_t *dsos,
+		    const uint64_t *offsets, size_t n, uint64_t count)
+{
+	uint32_t node = raw_node(a, 0, raw_frame(a, RAW_PROCESS, process, 0));
+	for (size_t i = n; i > 0; i--)
+		node = raw_node(a, node, raw_frame(a, dsos[i - 1], offsets[i - 1], i - 1 > 0));
+	struct raw_sample k = { test, node, 0 };
+	uint64_t h = hash_mix(((uint64_t)test << 32) | node);
+	int64_t i = hashidx_find(&a->sample_idx, h, sample_eq, a, &k);
+	if (i >= 0) {
+		a->samples[i].count += count;
+	} else {
+		ALLOC_GROW(a->samples, a->nsamples + 1, a->samples_alloc);
+		k.count = count;
+		a->samples[a->nsamples] = k;
+		hashidx_insert(&a->sample_idx, h, (uint32_t)a->nsamples);
+		a->nsamples++;
+	}
+	a->total += count;
+}
+
+void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s)
+{
+	struct profile *p = a->prof;
+	uint32_t *frame_map = xmalloc(st_mult(a->nframes ? a->nframes : 1, sizeof(*frame_map)));
+	for (size_t i = 0; i < a->nframes; i++) {
+		const struct raw_frame *rf = &a->frames[i];
+		struct profile_frame pf = { 0 };
+		if (rf->dso == RAW_PROCESS) {
+			pf.function = (uint32_t)rf->offset;
+			pf.kind = PROFILE_FRAME_PROCESS;
+			frame_map[i] = profile_frame(p, &pf);
+			continue;
+		}
+		const struct dso *d = &t->dsos[rf->dso];
+		struct sym_info si;
+		switch (d->kind) {
+		case DSO_FILE:
+			symbolizer_resolve_file(s, d->path, rf->offset, (int)rf->is_return, &si);
+			break;
+		case DSO_VDSO:
+			symbolizer_resolve_vdso(s, rf->offset, (int)rf->is_return, &si);
+			break;
+		case DSO_ANON:
+			symbolizer_resolve_jit(s, d->pid, rf->offset, (int)rf->is_return, &si);
+			break;
+		default:
+			symbolizer_resolve_file(s, "[unknown]", rf->offset, (int)rf->is_return, &si);
+			break;
+		}
+		pf.function = profile_intern(p, si.function);
+		pf.module = profile_intern(p, si.module);
+		pf.file = profile_intern(p, si.file);
+		/* Frames are functions: keep the source file but not the line, so the samples
+		 * of one function at many lines fold into one frame of the flame graph. */
+		pf.line = 0;
+		frame_map[i] = profile_frame(p, &pf);
+	}
+	uint32_t *node_map = xmalloc(st_mult(a->nnodes, sizeof(*node_map)));
+	node_map[0] = 0;
+	for (size_t i = 1; i < a->nnodes; i++)
+		node_map[i] = profile_node(p, node_map[a->nodes[i].parent],
+					   frame_map[a->nodes[i].frame]);
+	for (size_t i = 0; i < a->nsamples; i++)
+		profile_add(p, a->samples[i].test, node_map[a->samples[i].node],
+			    a->samples[i].count);
+	free(node_map);
+	free(frame_map);
+}

@@ -1,0 +1,62 @@
+/* Samples are counted as they arrive, keyed by (test, raw stack), where a raw stack is a path
+ * in a trie of raw frames (object, offset, is-return) under a root frame naming the process.
+ * Memory grows with distinct stacks, not with samples, so hour-long suites stay bounded.
+ * After the run, each distinct raw frame is symbolized once and the trie is rebuilt as the
+ * profile's symbolic trie (distinct raw frames of one function merge there). */
+#ifndef CP_AGGREGATE_H
+#define CP_AGGREGATE_H
+
+#include "common/hashidx.h"
+#include "common/profile.h"
+#include "runner/proctree.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer;
+
+struct raw_frame {
+	uint32_t dso;       /* proctree dso index, or RAW_PROCESS for a root frame */
+	uint32_t is_return; /* a caller frame: the address is a return address */
+	uint64_t offset;    /* see proctree_resolve; for RAW_PROCESS, the name's string id */
+};
+
+#define RAW_PROCESS UINT32_MAX
+
+struct raw_node {
+	uint32_t parent, frame;
+};
+
+struct raw_sample {
+	uint32_t test, node;
+	uint64_t count;
+};
+
+struct aggregator {
+	struct profile *prof; /* borrowed; strings (process and test names) are interned here */
+	struct raw_frame *frames;
+	size_t nframes, frames_alloc;
+	struct hashidx frame_idx;
+	struct raw_node *nodes; /* nodes[0] is the root */
+	size_t nnodes, nodes_alloc;
+	struct hashidx node_idx;
+	struct raw_sample *samples;
+	size_t nsamples, samples_alloc;
+	struct hashidx sample_idx;
+	uint64_t total;
+};
+
+void aggregator_init(struct aggregator *a, struct profile *prof);
+void aggregator_release(struct aggregator *a);
+
+/*
+ * Counts one sample of test (a string id of a->prof) in process `process` (string id):
+ * frames[0..n) leaf first, each (dso, offset); all but frames[0] are return addresses.
+ */
+void aggregator_add(struct aggregator *a, uint32_t test, uint32_t process, const uint32_t *dsos,
+		    const uint64_t *offsets, size_t n, uint64_t count);
+
+/* Symbolizes every distinct raw frame once and adds all samples to a->prof. */
+void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s);
+
+#endif

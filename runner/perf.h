@@ -1,0 +1,23 @@
+/* The perf backend: runs a command under perf_event_open's cpu-clock sampling of its whole
+ * process tree, as `perf record -- CMD` does, and aggregates samples as they arrive. */
+#ifndef CP_PERF_H
+#define CP_PERF_H
+
+#include "common/profile.h"
+#include "runner/runner.h"
+
+/* See runner_run; this is its perf implementation. */
+int perf_backend_run(struct profile **out, const struct runner_opts *opts);
+
+/*
+ * The diagnosis of a refused perf_event_open or ring-buffer mmap, as a new string (owned by
+ * the caller): what refused it and how to fix it. err is the errno; paranoid is the value of
+ * kernel.perf_event_paranoid (-100 when unreadable), seccomp is the Seccomp: field of
+ * /proc/self/status (0 none, 1 strict, 2 filter, -1 unknown), in_mmap is nonzero when the
+ * ring-buffer mmap failed (the locked-memory budget), mlock_kb is perf_event_mlock_kb, and
+ * privileged is nonzero when the process has CAP_PERFMON or CAP_SYS_ADMIN (root).
+ */
+char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_mmap,
+		    long mlock_kb, size_t ring_bytes);
+
+#endif

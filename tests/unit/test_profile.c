@@ -1,0 +1,180 @@
+/* The profile model: interning, the stack trie, per-function self/total (recursion counted
+ * once), folded output (sorted, names with ';' made safe) and the folded parser's errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/profile.h"
+
+static uint32_t fn(struct profile *p, const char *name, int process)
+{
+	struct profile_frame f = { .function = profile_intern(p, name),
+				   .kind = process ? PROFILE_FRAME_PROCESS : 0 };
+	return profile_frame(p, &f);
+}
+
+/* Adds stack "a;b;c" (first = process) with count under test. */
+static uint32_t add_stack(struct profile *p, const char *test, const char *stack, uint64_t count)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", stack);
+	uint32_t node = 0;
+	int first = 1;
+	for (char *tok = strtok(buf, ";"); tok; tok = strtok(NULL, ";")) {
+		node = profile_node(p, node, fn(p, tok, first));
+		first = 0;
+	}
+	profile_add(p, profile_intern(p, test), node, count);
+	return node;
+}
+
+static char *folded(const struct profile *p, const char *test)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(profile_write_folded(p, f, test), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_intern_and_trie(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	assert_int_equal(profile_intern(p, ""), 0);
+	uint32_t a = profile_intern(p, "alpha");
+	assert_int_equal(profile_intern(p, "alpha"), a);
+	assert_int_not_equal(profile_intern(p, "alph"), a);
+	assert_string_equal(profile_str(p, a), "alpha");
+	uint32_t n1 = add_stack(p, "", "prog;main;work", 3);
+	uint32_t n2 = add_stack(p, "", "prog;main;work", 4);
+	assert_int_equal(n1, n2); /* the same stack is one node */
+	add_stack(p, "", "prog;main;other", 1);
+	assert_int_equal(p->nnodes, 5); /* root, prog, main, work, other */
+	assert_int_equal(profile_node_depth(p, n1), 3);
+	uint32_t frames[8];
+	assert_int_equal(profile_node_frames(p, n1, frames, 8), 3);
+	assert_string_equal(profile_str(p, p->frames[frames[0]].function), "prog");
+	assert_string_equal(profile_str(p, p->frames[frames[2]].function), "work");
+	assert_int_equal(profile_total(p, NULL), 8);
+	profile_free(p);
+}
+
+static void test_functions_self_total(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	add_stack(p, "t1", "prog;main;rec;rec;leaf", 10); /* recursion: rec counted once */
+	add_stack(p, "t1", "prog;main;rec", 5);
+	add_stack(p, "t2", "prog;main", 5);
+	struct profile_func *f;
+	size_t n = profile_functions(p, NULL, &f);
+	assert_int_equal(n, 3); /* the process frame is not a function */
+	assert_string_equal(profile_str(p, f[0].function), "leaf");
+	assert_int_equal(f[0].self, 10);
+	assert_int_equal(f[0].total, 10);
+	/* equal self: the larger total first */
+	assert_string_equal(profile_str(p, f[1].function), "main");
+	assert_int_equal(f[1].self, 5);
+	assert_int_equal(f[1].total, 20);
+	assert_string_equal(profile_str(p, f[2].function), "rec");
+	assert_int_equal(f[2].self, 5);
+	assert_int_equal(f[2].total, 15);
+	free(f);
+	n = profile_functions(p, "t2", &f);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].total, 5);
+	free(f);
+	profile_free(p);
+}
+
+static void test_folded_output(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	add_stack(p, "b", "prog;zeta", 2);
+	add_stack(p, "a", "prog;zeta", 3); /* same stack, other test: summed */
+	add_stack(p, "a", "prog;alpha", 1);
+	add_stack(p, "a", "prog", 4);
+	/* a name holding ';' and a newline must not break the format */
+	uint32_t root = profile_node(p, 0, fn(p, "prog", 1));
+	uint32_t bad = profile_node(p, root, fn(p, "operator;\nx", 0));
+	profile_add(p, 0, bad, 7);
+	char *out = folded(p, NULL);
+	assert_string_equal(out, "prog 4\nprog;alpha 1\nprog;operator__x 7\nprog;zeta 5\n");
+	free(out);
+	out = folded(p, "b");
+	assert_string_equal(out, "prog;zeta 2\n");
+	free(out);
+
+	/* round trip */
+	struct profile *q = profile_new();
+	const char *text = "prog 4\nprog;alpha 1\nprog;zeta 5\n";
+	assert_int_equal(profile_parse_folded(q, text, strlen(text), "x.folded"), 0);
+	out = folded(q, NULL);
+	assert_string_equal(out, text);
+	free(out);
+	profile_free(q);
+	profile_free(p);
+}
+
+static void expect_parse_error(const char *text, const char *want)
+{
+	struct profile *p = profile_new();
+	assert_int_equal(profile_parse_folded(p, text, strlen(text), "in.folded"), -1);
+	if (!strstr(cp_last_error(), want))
+		fail_msg("error '%s' does not contain '%s'", cp_last_error(), want);
+	profile_free(p);
+}
+
+static void test_folded_errors(void **state)
+{
+	(void)state;
+	expect_parse_error("a;b 1\nnocount\n", "in.folded:2:");
+	expect_parse_error("a;b 1x\n", "in.folded:1:6: sample count is not a whole number");
+	expect_parse_error("a;;b 1\n", "in.folded:1:3: empty frame name");
+	expect_parse_error("a;b \n", "missing sample count");
+	expect_parse_error(" 5\n", "in.folded:1:1: empty stack");
+	expect_parse_error("a 99999999999999999999999\n", "too large");
+	/* blank lines and CRLF are fine */
+	struct profile *p = profile_new();
+	const char *ok = "\r\na;b 2\r\n\na 1";
+	assert_int_equal(profile_parse_folded(p, ok, strlen(ok), "crlf"), 0);
+	assert_int_equal(profile_total(p, NULL), 3);
+	profile_free(p);
+}
+
+static void test_merge(void **state)
+{
+	(void)state;
+	struct profile *a = profile_new(), *b = profile_new();
+	add_stack(a, "t", "prog;f;g", 2);
+	add_stack(b, "u", "other;h", 1);
+	add_stack(b, "t", "prog;f;g", 3);
+	profile_merge(a, b);
+	assert_int_equal(profile_total(a, "t"), 5);
+	assert_int_equal(profile_total(a, "u"), 1);
+	char *out = folded(a, NULL);
+	assert_string_equal(out, "other;h 1\nprog;f;g 5\n");
+	free(out);
+	profile_free(a);
+	profile_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_intern_and_trie),	  cmocka_unit_test(test_functions_self_total),
+		cmocka_unit_test(test_folded_output),	  cmocka_unit_test(test_folded_errors),
+		cmocka_unit_test(test_merge),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
