@@ -1,0 +1,115 @@
+/* Host and command-line parts of a run's metadata (see gitmeta.h): the CPU a profile was taken
+ * on, so that runs on different machines are not compared blindly, and the command as a user
+ * would type it again. */
+#include "runner/gitmeta.h"
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* Copies s with leading/trailing blanks dropped and inner runs of blanks squeezed to one
+ * space (some kernels pad "model name" values); owned. */
+static char *squeeze_blanks(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int pending = 0;
+
+	for (; *s; s++) {
+		if (isspace((unsigned char)*s)) {
+			pending = sb.len > 0;
+			continue;
+		}
+		if (pending)
+			strbuf_addch(&sb, ' ');
+		pending = 0;
+		strbuf_addch(&sb, *s);
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* The first "model name" of /proc/cpuinfo (x86, and arm64 on recent kernels); owned or NULL. */
+static char *cpuinfo_model(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char *line = NULL, *out = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return NULL;
+	while (!out && getline(&line, &cap, f) > 0) {
+		char *colon = strchr(line, ':');
+		size_t klen;
+
+		if (!colon)
+			continue;
+		klen = (size_t)(colon - line);
+		while (klen && isspace((unsigned char)line[klen - 1]))
+			klen--;
+		if (klen == 10 && !strncmp(line, "model name", 10)) {
+			out = squeeze_blanks(colon + 1);
+			if (!*out) {
+				free(out);
+				out = NULL;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+	return out;
+}
+
+void gitmeta_host(struct run_meta *m)
+{
+	char *model = cpuinfo_model();
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (model) {
+		free(m->cpu_model);
+		m->cpu_model = model;
+	} else {
+		struct utsname u;
+		run_meta_set(&m->cpu_model, uname(&u) == 0 ? u.machine : "");
+	}
+	m->cpu_count = n > 0 && n < 1000000 ? (int)n : 1;
+}
+
+/* Characters that never need quoting in a POSIX shell word. */
+static int shell_safe(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("@%+=:,./-_", *s))
+			return 0;
+	return 1;
+}
+
+char *gitmeta_command_string(char *const *argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; argv && argv[i]; i++) {
+		const char *a = argv[i];
+
+		if (i)
+			strbuf_addch(&sb, ' ');
+		if (shell_safe(a)) {
+			strbuf_addstr(&sb, a);
+			continue;
+		}
+		strbuf_addch(&sb, '\'');
+		for (; *a; a++) {
+			if (*a == '\'')
+				strbuf_addstr(&sb, "'\\''");
+			else
+				strbuf_addch(&sb, *a);
+		}
+		strbuf_addch(&sb, '\'');
+	}
+	return strbuf_detach(&sb, NULL);
+}
