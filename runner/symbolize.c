@@ -1,6 +1,6 @@
-/* The symbolizer: one cached libdwfl session per object file, each holding that single module
- * at bias 0, so a sample's file offset becomes an ELF virtual address through the object's
- * PT_LOAD headers and is looked up directly. Results are cached per (object, offset, is_return)
+/* The symbolizer: one cached libdwfl session per object file (the least recently used closed
+ * beyond a bound), each holding that single module at bias 0, so a sample's file offset becomes
+ * an ELF virtual address through the object's PT_LOAD headers and is looked up directly. Results are cached per (object, offset, is_return)
  * and every string handed out is interned here until symbolizer_free. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -29,6 +29,10 @@
 /* A perf map larger than this is not read (node can write hundreds of MB; this is plenty). */
 #define PERFMAP_MAX_BYTES ((size_t)1 << 30)
 
+/* Open dwfl sessions kept at once: each holds file descriptors (the object and its debug
+ * file) and parsed DWARF, and a suite can map thousands of test executables. */
+#define SYM_MAX_OPEN_DEFAULT 128
+
 enum cache_kind { KIND_FILE = 1, KIND_JIT = 2, KIND_VDSO = 3 };
 
 /* One object file: its dwfl session (NULL when unusable) and PT_LOAD segments. */
@@ -40,6 +44,12 @@ struct symobj {
 	Dwarf_Addr bias;
 	struct sym_segment *segs;
 	size_t nsegs;
+	uint64_t last_use; /* symbolizer clock at the last lookup, for eviction */
+	int failed;        /* could not be opened: not tried again */
+	int seen;          /* the identity below was recorded at the first open */
+	dev_t dev;
+	ino_t ino;
+	int64_t mtime_sec, mtime_nsec;
 };
 
 struct cache_key {
@@ -78,6 +88,9 @@ struct symbolizer {
 
 	struct symobj vdso;
 	int vdso_tried;
+
+	size_t nopen, max_open; /* object files with an open dwfl session, and the bound */
+	uint64_t clock;
 
 	char *debuginfo_path; /* NULL: elfutils' default */
 	Dwfl_Callbacks callbacks; /* dwfl keeps a pointer to it: lives as long as s */
@@ -169,6 +182,7 @@ struct symbolizer *symbolizer_new(void)
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	s->max_open = SYM_MAX_OPEN_DEFAULT;
 	intern_id(s, ""); /* id 0 */
 	return s;
 }
@@ -177,6 +191,15 @@ void symbolizer_set_debuginfo_path(struct symbolizer *s, const char *path)
 {
 	free(s->debuginfo_path);
 	s->debuginfo_path = path ? xstrdup(path) : NULL;
+}
+
+static void evict_lru(struct symbolizer *s);
+
+void symbolizer_set_max_open(struct symbolizer *s, size_t n)
+{
+	s->max_open = n ? n : 1;
+	while (s->nopen > s->max_open)
+		evict_lru(s);
 }
 
 static void symobj_release(struct symobj *o)
@@ -291,47 +314,92 @@ static int obj_eq(const void *ctx, uint32_t pos, const void *key)
 	return ((const struct symbolizer *)ctx)->objs[pos].path == *(const uint32_t *)key;
 }
 
-/* The object for path (string id), opened on first use; a failure is remembered too. */
+/* Closes the least recently used open object, keeping its entry for a later reopen. */
+static void evict_lru(struct symbolizer *s)
+{
+	struct symobj *lru = NULL;
+	for (size_t i = 0; i < s->nobjs; i++)
+		if (s->objs[i].dwfl && (!lru || s->objs[i].last_use < lru->last_use))
+			lru = &s->objs[i];
+	if (!lru)
+		return;
+	dwfl_end(lru->dwfl);
+	free(lru->segs);
+	lru->dwfl = NULL;
+	lru->mod = NULL;
+	lru->segs = NULL;
+	lru->nsegs = 0;
+	lru->bias = 0;
+	s->nopen--;
+}
+
+/*
+ * Opens o's file. A file deleted while mapped is not reopened by name: whatever is there now
+ * is most likely a rebuilt version, and its symbols would lie. For the same reason a reopen
+ * after eviction must find the very file seen the first time. O_NONBLOCK and the S_ISREG
+ * check keep a FIFO or device that took the name from hanging or confusing us.
+ */
+static int symobj_load(struct symbolizer *s, struct symobj *o)
+{
+	const char *path = s->strs[o->path];
+	int fd = -1;
+	struct stat st;
+	if (ends_with(path, deleted_suffix))
+		return cp_error("%s: deleted while mapped; not symbolizing it", path);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return cp_error_errno("cannot open %s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return cp_error("%s is not a regular file", path);
+	}
+	if (o->seen && (st.st_dev != o->dev || st.st_ino != o->ino ||
+			st.st_mtim.tv_sec != o->mtime_sec || st.st_mtim.tv_nsec != o->mtime_nsec)) {
+		close(fd);
+		return cp_error("%s changed since it was first read; not symbolizing it", path);
+	}
+	o->seen = 1;
+	o->dev = st.st_dev;
+	o->ino = st.st_ino;
+	o->mtime_sec = st.st_mtim.tv_sec;
+	o->mtime_nsec = st.st_mtim.tv_nsec;
+	if (s->nopen >= s->max_open)
+		evict_lru(s);
+	if (symobj_open(s, o, path, fd) < 0)
+		return -1;
+	s->nopen++;
+	return 0;
+}
+
+/*
+ * The object for path (string id), opened on first use and reopened after an eviction;
+ * a failure is remembered, so a missing file costs one attempt.
+ */
 static struct symobj *get_obj(struct symbolizer *s, uint32_t path_id)
 {
 	uint64_t h = hash_mix(path_id);
 	int64_t pos = hashidx_find(&s->obj_idx, h, obj_eq, s, &path_id);
-	if (pos >= 0)
-		return &s->objs[pos];
-
-	/* strs may move while interning; copy the path first. */
-	char *path = xstrdup(s->strs[path_id]);
-	int deleted = ends_with(path, deleted_suffix);
-	if (deleted)
-		path[strlen(path) - strlen(deleted_suffix)] = '\0';
-	uint32_t module = intern_id(s, path_basename(path));
-
-	ALLOC_GROW(s->objs, s->nobjs + 1, s->objs_alloc);
-	struct symobj *o = &s->objs[s->nobjs];
-	memset(o, 0, sizeof(*o));
-	o->path = path_id;
-	o->module = module;
-	hashidx_insert(&s->obj_idx, h, (uint32_t)s->nobjs++);
-
-	/*
-	 * A file deleted while mapped is not reopened by name: whatever is there now is most
-	 * likely a rebuilt version, and its symbols would lie. O_NONBLOCK and the S_ISREG check
-	 * keep a FIFO or device that took the name from hanging or confusing us.
-	 */
-	int fd = -1;
-	struct stat st;
-	if (deleted)
-		cp_error("%s was deleted while mapped; not symbolizing it", path);
-	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-		cp_error_errno("cannot open %s", path);
-	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		cp_error("%s is not a regular file", path);
-		close(fd);
-		fd = -1;
+	struct symobj *o;
+	if (pos >= 0) {
+		o = &s->objs[pos];
+	} else {
+		/* The module is the basename, without the " (deleted)" the kernel appends. */
+		char *name = xstrdup(path_basename(s->strs[path_id]));
+		if (ends_with(name, deleted_suffix))
+			name[strlen(name) - strlen(deleted_suffix)] = '\0';
+		uint32_t module = intern_id(s, name);
+		free(name);
+		ALLOC_GROW(s->objs, s->nobjs + 1, s->objs_alloc);
+		o = &s->objs[s->nobjs];
+		memset(o, 0, sizeof(*o));
+		o->path = path_id;
+		o->module = module;
+		hashidx_insert(&s->obj_idx, h, (uint32_t)s->nobjs++);
 	}
-	if (fd < 0 || symobj_open(s, o, path, fd) < 0)
+	o->last_use = ++s->clock;
+	if (!o->dwfl && !o->failed && symobj_load(s, o) < 0) {
+		o->failed = 1;
 		log_debug("symbolize: %s", cp_last_error());
-	free(path);
+	}
 	return o;
 }
 

@@ -30,6 +30,10 @@ void symbolizer_free(struct symbolizer *s);
  */
 void symbolizer_set_debuginfo_path(struct symbolizer *s, const char *path);
 
+/* How many object files stay open at once (default 128; each holds file descriptors and
+ * parsed DWARF); the least recently used is closed beyond that and reopened on demand. */
+void symbolizer_set_max_open(struct symbolizer *s, size_t n);
+
 /*
  * Resolves an address inside a file-backed mapping. path is the mapped file as the kernel
  * named it (MMAP2 filename); file_offset is the sampled address translated to a file offset

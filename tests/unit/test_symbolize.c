@@ -344,6 +344,27 @@ static void test_resolve_libc(void **state)
 	symbolizer_free(s);
 }
 
+/* With one object open at a time, switching between files closes and reopens them. */
+static void test_reopen_after_eviction(void **state)
+{
+	char own[4096], libc[4096];
+	uint64_t own_off, libc_off;
+	assert_int_equal(find_mapping((uintptr_t)&ciprof_test_target, own, sizeof(own), &own_off), 0);
+	assert_int_equal(find_mapping((uintptr_t)dlsym(RTLD_DEFAULT, "getppid"), libc, sizeof(libc),
+				      &libc_off),
+			 0);
+	struct symbolizer *s = symbolizer_new();
+	symbolizer_set_max_open(s, 1);
+	struct sym_info si;
+	for (uint64_t i = 0; i < 3; i++) {
+		symbolizer_resolve_file(s, own, own_off + i, 0, &si);
+		assert_string_equal(si.function, "ciprof_test_target");
+		symbolizer_resolve_file(s, libc, libc_off + i, 0, &si);
+		assert_non_null(strstr(si.function, "getppid"));
+	}
+	symbolizer_free(s);
+}
+
 static void test_resolve_unknown(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
@@ -724,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_resolve_own_function),
 		cmocka_unit_test(test_resolve_libc),
+		cmocka_unit_test(test_reopen_after_eviction),
 		cmocka_unit_test(test_resolve_unknown),
 		cmocka_unit_test(test_resolve_jit),
 		cmocka_unit_test(test_resolve_vdso),
