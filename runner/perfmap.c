@@ -59,7 +59,7 @@ static int field_len(const char *p, const char *end)
 
 /* Parses one line [p, end) (no newline) into m; 0, 1 for a blank line, or -1 with cp_error. */
 static int parse_line(struct perfmap *m, const char *p, const char *end, const char *name,
-		      size_t lineno)
+                      size_t lineno)
 {
 	uint64_t start, size;
 	if (end > p && end[-1] == '\r')
@@ -72,7 +72,7 @@ static int parse_line(struct perfmap *m, const char *p, const char *end, const c
 		return cp_error("%s:%zu: NUL byte in line", name, lineno);
 	if (parse_hex(&p, end, &start) < 0)
 		return cp_error("%s:%zu: bad hex start address '%.*s'", name, lineno,
-				field_len(p, end), p);
+		                field_len(p, end), p);
 	while (p < end && is_blank(*p))
 		p++;
 	if (p == end)
@@ -87,7 +87,7 @@ static int parse_line(struct perfmap *m, const char *p, const char *end, const c
 		return cp_error("%s:%zu: missing name after the size", name, lineno);
 	if (size > UINT64_MAX - start)
 		return cp_error("%s:%zu: range 0x%llx+0x%llx overflows the address space", name,
-				lineno, (unsigned long long)start, (unsigned long long)size);
+		                lineno, (unsigned long long)start, (unsigned long long)size);
 	ALLOC_GROW(m->entries, m->n + 1, m->alloc);
 	struct perfmap_entry *e = &m->entries[m->n++];
 	e->start = start;

@@ -1,7 +1,8 @@
 /* The symbolizer: one cached libdwfl session per object file (the least recently used closed
  * beyond a bound), each holding that single module at bias 0, so a sample's file offset becomes
- * an ELF virtual address through the object's PT_LOAD headers and is looked up directly. Results are cached per (object, offset, is_return)
- * and every string handed out is interned here until symbolizer_free. */
+ * an ELF virtual address through the object's PT_LOAD headers and is looked up directly. Results
+ * are cached per (object, offset, is_return) and every string handed out is interned here until
+ * symbolizer_free. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -92,7 +93,7 @@ struct symbolizer {
 	size_t nopen, max_open; /* object files with an open dwfl session, and the bound */
 	uint64_t clock;
 
-	char *debuginfo_path; /* NULL: elfutils' default */
+	char *debuginfo_path;     /* NULL: elfutils' default */
 	Dwfl_Callbacks callbacks; /* dwfl keeps a pointer to it: lives as long as s */
 };
 
@@ -123,7 +124,7 @@ static const char *intern(struct symbolizer *s, const char *str)
 }
 
 static const char *internf(struct symbolizer *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 static const char *internf(struct symbolizer *s, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -236,7 +237,7 @@ void symbolizer_free(struct symbolizer *s)
 /* ---- object files ---- */
 
 int sym_offset_to_vaddr(const struct sym_segment *segs, size_t nsegs, uint64_t offset,
-			uint64_t *out)
+                        uint64_t *out)
 {
 	for (size_t i = 0; i < nsegs; i++) {
 		const struct sym_segment *g = &segs[i];
@@ -353,7 +354,7 @@ static int symobj_load(struct symbolizer *s, struct symobj *o)
 		return cp_error("%s is not a regular file", path);
 	}
 	if (o->seen && (st.st_dev != o->dev || st.st_ino != o->ino ||
-			st.st_mtim.tv_sec != o->mtime_sec || st.st_mtim.tv_nsec != o->mtime_nsec)) {
+	                st.st_mtim.tv_sec != o->mtime_sec || st.st_mtim.tv_nsec != o->mtime_nsec)) {
 		close(fd);
 		return cp_error("%s changed since it was first read; not symbolizing it", path);
 	}
@@ -405,7 +406,7 @@ static struct symobj *get_obj(struct symbolizer *s, uint32_t path_id)
 
 /* Looks up offset in o (which may have failed to open) and fills out; module is o's. */
 static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t offset,
-			  int is_return, struct sym_info *out)
+                          int is_return, struct sym_info *out)
 {
 	uint64_t look = is_return && offset > 0 ? offset - 1 : offset;
 	uint64_t vaddr;
@@ -421,8 +422,8 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 		GElf_Word shndx;
 		Elf *symelf;
 		Dwarf_Addr symbias;
-		const char *name =
-			dwfl_module_addrinfo(o->mod, addr, &symoff, &sym, &shndx, &symelf, &symbias);
+		const char *name = dwfl_module_addrinfo(o->mod, addr, &symoff, &sym, &shndx,
+		                                        &symelf, &symbias);
 		if (name && *name) {
 			char *demangled = sym_demangle(name);
 			out->function = intern(s, demangled ? demangled : name);
@@ -431,7 +432,8 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 		}
 		Dwfl_Line *line = dwfl_module_getsrc(o->mod, addr);
 		int lineno = 0;
-		const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+		const char *src =
+		        line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
 		if (src) {
 			out->file = intern(s, src);
 			out->line = lineno > 0 ? (unsigned)lineno : 0;
@@ -442,7 +444,7 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 }
 
 void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t file_offset,
-			     int is_return, struct sym_info *out)
+                             int is_return, struct sym_info *out)
 {
 	if (path && !strcmp(path, "[vdso]")) {
 		symbolizer_resolve_vdso(s, file_offset, is_return, out);
@@ -450,14 +452,13 @@ void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t fi
 	}
 	if (!path || !*path) {
 		out->module = intern(s, "[unknown]");
-		out->function =
-			internf(s, "[unknown]+0x%llx", (unsigned long long)file_offset);
+		out->function = internf(s, "[unknown]+0x%llx", (unsigned long long)file_offset);
 		out->file = s->strs[0];
 		out->line = 0;
 		out->resolved = 0;
 		return;
 	}
-	struct cache_key k = { KIND_FILE, !!is_return, intern_id(s, path), file_offset };
+	struct cache_key k = {KIND_FILE, !!is_return, intern_id(s, path), file_offset};
 	if (cache_get(s, &k, out))
 		return;
 	const struct symobj *o = get_obj(s, (uint32_t)k.id);
@@ -516,9 +517,9 @@ static int vdso_fd(void)
 }
 
 void symbolizer_resolve_vdso(struct symbolizer *s, uint64_t offset, int is_return,
-			     struct sym_info *out)
+                             struct sym_info *out)
 {
-	struct cache_key k = { KIND_VDSO, !!is_return, 0, offset };
+	struct cache_key k = {KIND_VDSO, !!is_return, 0, offset};
 	if (cache_get(s, &k, out))
 		return;
 	if (!s->vdso_tried) {
@@ -566,7 +567,7 @@ static int load_perfmap(struct perfmap *m, pid_t pid)
 	/* As perf does: a map planted by another user must not name our code. */
 	if (st.st_uid != geteuid() && st.st_uid != 0) {
 		ret = cp_error("%s is owned by uid %u, not by us or root; ignoring it", path,
-			       (unsigned)st.st_uid);
+		               (unsigned)st.st_uid);
 		goto out;
 	}
 	char buf[65536];
@@ -582,7 +583,7 @@ static int load_perfmap(struct perfmap *m, pid_t pid)
 			break;
 		if (strbuf_add(&sb, buf, (size_t)n) < 0) {
 			ret = cp_error("%s is larger than %zu bytes; ignoring it", path,
-				       PERFMAP_MAX_BYTES);
+			               PERFMAP_MAX_BYTES);
 			goto out;
 		}
 	}
@@ -610,14 +611,13 @@ static struct perfmap *get_perfmap(struct symbolizer *s, pid_t pid)
 }
 
 void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t addr, int is_return,
-			    struct sym_info *out)
+                            struct sym_info *out)
 {
-	struct cache_key k = { KIND_JIT, !!is_return, (uint64_t)(uint32_t)pid, addr };
+	struct cache_key k = {KIND_JIT, !!is_return, (uint64_t)(uint32_t)pid, addr};
 	if (cache_get(s, &k, out))
 		return;
 	const struct perfmap *m = get_perfmap(s, pid);
-	const struct perfmap_entry *e =
-		perfmap_lookup(m, is_return && addr > 0 ? addr - 1 : addr);
+	const struct perfmap_entry *e = perfmap_lookup(m, is_return && addr > 0 ? addr - 1 : addr);
 	out->file = s->strs[0];
 	out->line = 0;
 	if (e) {

@@ -16,8 +16,8 @@ static void check_lookups(const struct perfmap *m)
 			abort(); /* sorted, equal starts merged */
 		if (!e->name || !*e->name)
 			abort();
-		uint64_t probes[] = { e->start, e->start - 1, e->start + e->size,
-				      e->start + e->size - 1, e->start + e->size / 2 };
+		uint64_t probes[] = {e->start, e->start - 1, e->start + e->size,
+		                     e->start + e->size - 1, e->start + e->size / 2};
 		for (size_t j = 0; j < sizeof(probes) / sizeof(probes[0]); j++) {
 			const struct perfmap_entry *hit = perfmap_lookup(m, probes[j]);
 			if (hit && (probes[j] < hit->start || probes[j] - hit->start >= hit->size))
@@ -32,7 +32,7 @@ static void check_lookups(const struct perfmap *m)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct perfmap m = { 0 };
+	struct perfmap m = {0};
 	perfmap_parse(&m, (const char *)data, size, "fuzz.map");
 	check_lookups(&m);
 	size_t strict = m.n;

@@ -44,7 +44,8 @@ static int find_mapping(uintptr_t addr, char *path, size_t pathsz, uint64_t *off
 		unsigned long long start, end, pgoff;
 		char perms[8];
 		int n = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff, &n) < 4)
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff, &n) <
+		    4)
 			continue;
 		if (addr < start || addr >= end)
 			continue;
@@ -66,10 +67,10 @@ static void test_offset_to_vaddr(void **state)
 	uint64_t v;
 	/* PIE / shared library: first segment at 0, offsets equal addresses in the text. */
 	const struct sym_segment pie[] = {
-		{ 0x0, 0x0, 0x1000 },
-		{ 0x1000, 0x1000, 0x3000 },
-		{ 0x4000, 0x4000, 0x800 },
-		{ 0x4df0, 0x5df0, 0x300 }, /* data: vaddr - offset = 0x1000 */
+	        {0x0, 0x0, 0x1000},
+	        {0x1000, 0x1000, 0x3000},
+	        {0x4000, 0x4000, 0x800},
+	        {0x4df0, 0x5df0, 0x300}, /* data: vaddr - offset = 0x1000 */
 	};
 	assert_int_equal(sym_offset_to_vaddr(pie, 4, 0x1234, &v), 0);
 	assert_int_equal(v, 0x1234);
@@ -85,9 +86,9 @@ static void test_offset_to_vaddr(void **state)
 
 	/* non-PIE executable linked at 0x400000 */
 	const struct sym_segment exec[] = {
-		{ 0x0, 0x400000, 0x600 },
-		{ 0x1000, 0x401000, 0x2345 },
-		{ 0x4000, 0x404000, 0x100 },
+	        {0x0, 0x400000, 0x600},
+	        {0x1000, 0x401000, 0x2345},
+	        {0x4000, 0x404000, 0x100},
 	};
 	assert_int_equal(sym_offset_to_vaddr(exec, 3, 0x1136, &v), 0);
 	assert_int_equal(v, 0x401136);
@@ -96,7 +97,7 @@ static void test_offset_to_vaddr(void **state)
 	assert_int_equal(sym_offset_to_vaddr(exec, 3, 0x3345, &v), -1);
 
 	/* text segment whose vaddr differs from its offset (prelinked / odd linker scripts) */
-	const struct sym_segment odd[] = { { 0x2000, 0x7000, 0x1000 } };
+	const struct sym_segment odd[] = {{0x2000, 0x7000, 0x1000}};
 	assert_int_equal(sym_offset_to_vaddr(odd, 1, 0x2abc, &v), 0);
 	assert_int_equal(v, 0x7abc);
 	assert_int_equal(sym_offset_to_vaddr(odd, 1, 0x1fff, &v), -1);
@@ -109,12 +110,12 @@ static void test_offset_to_vaddr(void **state)
 static void test_perfmap_good(void **state)
 {
 	static const char text[] = "7f0000001000 20 py::foo:/app/x.py\n"
-				   "0x7f0000001020 0x10 Interpreted  bar baz \n"
-				   "\n"
-				   "   \n"
-				   "7F0000002000 100 LazyCompile:*main /x.js:1\r\n"
-				   "7f0000000800 8 last line without newline";
-	struct perfmap m = { 0 };
+	                           "0x7f0000001020 0x10 Interpreted  bar baz \n"
+	                           "\n"
+	                           "   \n"
+	                           "7F0000002000 100 LazyCompile:*main /x.js:1\r\n"
+	                           "7f0000000800 8 last line without newline";
+	struct perfmap m = {0};
 	assert_int_equal(perfmap_parse(&m, text, strlen(text), "perf-1.map"), 0);
 	assert_int_equal(m.n, 4);
 	/* sorted by start */
@@ -175,35 +176,35 @@ struct bad_case {
 static void test_perfmap_malformed(void **state)
 {
 	static const struct bad_case cases[] = {
-		{ "1000 10 ok\nzz 10 bad\n", "bad1.map:2:", "bad hex start", 1 },
-		{ "1000\n", "bad2.map:1:", "missing size", 0 },
-		{ "1000 10 a\n2000 10 b\n3000   \t\n", "bad3.map:3:", "missing size", 2 },
-		{ "1000 10\n", "bad4.map:1:", "missing name", 0 },
-		{ "1000 10   \t \n", "bad5.map:1:", "missing name", 0 },
-		{ "1000 1g name\n", "bad6.map:1:", "bad hex size", 0 },
-		{ "\n\n0x 10 name\n", "bad7.map:3:", "bad hex start", 0 },
-		{ "11112222333344445 1 x\n", "bad8.map:1:", "bad hex start", 0 },
-		{ "ffffffffffffffff 10 x\n", "bad9.map:1:", "overflows", 0 },
-		{ "1000 0x name\n", "bad10.map:1:", "bad hex size", 0 },
-		{ "-1000 10 name\n", "bad11.map:1:", "bad hex start", 0 },
+	        {"1000 10 ok\nzz 10 bad\n", "bad1.map:2:", "bad hex start", 1},
+	        {"1000\n", "bad2.map:1:", "missing size", 0},
+	        {"1000 10 a\n2000 10 b\n3000   \t\n", "bad3.map:3:", "missing size", 2},
+	        {"1000 10\n", "bad4.map:1:", "missing name", 0},
+	        {"1000 10   \t \n", "bad5.map:1:", "missing name", 0},
+	        {"1000 1g name\n", "bad6.map:1:", "bad hex size", 0},
+	        {"\n\n0x 10 name\n", "bad7.map:3:", "bad hex start", 0},
+	        {"11112222333344445 1 x\n", "bad8.map:1:", "bad hex start", 0},
+	        {"ffffffffffffffff 10 x\n", "bad9.map:1:", "overflows", 0},
+	        {"1000 0x name\n", "bad10.map:1:", "bad hex size", 0},
+	        {"-1000 10 name\n", "bad11.map:1:", "bad hex start", 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "bad%zu.map", i + 1);
-		struct perfmap m = { 0 };
+		struct perfmap m = {0};
 		cp_clear_error();
 		int ret = perfmap_parse(&m, cases[i].text, strlen(cases[i].text), name);
 		if (ret != -1 || !strstr(cp_last_error(), cases[i].where) ||
 		    !strstr(cp_last_error(), cases[i].what))
 			fail_msg("case %zu: ret %d, message '%s', want '%s' and '%s'", i + 1, ret,
-				 cp_last_error(), cases[i].where, cases[i].what);
+			         cp_last_error(), cases[i].where, cases[i].what);
 		assert_int_equal(m.n, cases[i].kept);
 		perfmap_release(&m);
 	}
 
 	/* a NUL byte inside a line */
 	static const char nul[] = "1000 10 a\0b\n";
-	struct perfmap m = { 0 };
+	struct perfmap m = {0};
 	assert_int_equal(perfmap_parse(&m, nul, sizeof(nul) - 1, "nul.map"), -1);
 	assert_non_null(strstr(cp_last_error(), "nul.map:1:"));
 	perfmap_release(&m);
@@ -226,7 +227,8 @@ static void expect_demangled(const char *mangled, const char *want)
 	char *got = sym_demangle(mangled);
 	if (!want) {
 		if (got)
-			fail_msg("%s demangled to '%s', want NULL", mangled ? mangled : "(null)", got);
+			fail_msg("%s demangled to '%s', want NULL", mangled ? mangled : "(null)",
+			         got);
 		return;
 	}
 	if (!got || strcmp(got, want))
@@ -239,7 +241,7 @@ static void test_demangle(void **state)
 	expect_demangled("_ZN3foo3barEi", "foo::bar(int)");
 	expect_demangled("_ZNK3Foo3getEv", "Foo::get() const");
 	expect_demangled("_ZNSt6vectorIiSaIiEE9push_backERKi",
-			 "std::vector<int, std::allocator<int> >::push_back(int const&)");
+	                 "std::vector<int, std::allocator<int> >::push_back(int const&)");
 	expect_demangled("_Z3foov.cold", "foo() [clone .cold]");
 	/* Rust legacy: the ::h<16 hex> hash is dropped */
 	expect_demangled("_ZN3std2io5stdio6_print17h3c0a6f1b2d4e5f60E", "std::io::stdio::_print");
@@ -308,8 +310,8 @@ static void test_resolve_own_function(void **state)
 	/* this test function too, at an address in its middle */
 	uint64_t off2;
 	assert_int_equal(
-		find_mapping((uintptr_t)&test_resolve_own_function + 8, path, sizeof(path), &off2),
-		0);
+	        find_mapping((uintptr_t)&test_resolve_own_function + 8, path, sizeof(path), &off2),
+	        0);
 	symbolizer_resolve_file(s, path, off2, 0, &si);
 	assert_string_equal(si.function, "test_resolve_own_function");
 	assert_true(si.line > target_decl_line);
@@ -349,10 +351,11 @@ static void test_reopen_after_eviction(void **state)
 {
 	char own[4096], libc[4096];
 	uint64_t own_off, libc_off;
-	assert_int_equal(find_mapping((uintptr_t)&ciprof_test_target, own, sizeof(own), &own_off), 0);
+	assert_int_equal(find_mapping((uintptr_t)&ciprof_test_target, own, sizeof(own), &own_off),
+	                 0);
 	assert_int_equal(find_mapping((uintptr_t)dlsym(RTLD_DEFAULT, "getppid"), libc, sizeof(libc),
-				      &libc_off),
-			 0);
+	                              &libc_off),
+	                 0);
 	struct symbolizer *s = symbolizer_new();
 	symbolizer_set_max_open(s, 1);
 	struct sym_info si;
@@ -486,7 +489,8 @@ static int vdso_symbol_offset(const char *name, uint64_t *out)
 	Elf_Scn *scn = NULL;
 	while (elf && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
 		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -526,15 +530,16 @@ static void test_resolve_vdso(void **state)
 
 /* ---- separate debug info ---- */
 
-static const char lib_source[] = "static __attribute__((noinline)) int hidden_helper(int x)\n" /* 1 */
-				 "{\n"                                                      /* 2 */
-				 "\treturn x * 3 + 1;\n"                                    /* 3 */
-				 "}\n"                                                      /* 4 */
-				 "\n"                                                       /* 5 */
-				 "int ciprof_dbg_entry(int x)\n"                            /* 6 */
-				 "{\n"                                                      /* 7 */
-				 "\treturn hidden_helper(x) + 2;\n"                         /* 8 */
-				 "}\n";
+static const char lib_source[] =
+        "static __attribute__((noinline)) int hidden_helper(int x)\n" /* 1 */
+        "{\n"                                                         /* 2 */
+        "\treturn x * 3 + 1;\n"                                       /* 3 */
+        "}\n"                                                         /* 4 */
+        "\n"                                                          /* 5 */
+        "int ciprof_dbg_entry(int x)\n"                               /* 6 */
+        "{\n"                                                         /* 7 */
+        "\treturn hidden_helper(x) + 2;\n"                            /* 8 */
+        "}\n";
 
 static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int run(const char *fmt, ...)
@@ -553,7 +558,7 @@ static int run(const char *fmt, ...)
  * loadfile's PT_LOAD headers (the inverse of what the symbolizer does, done independently).
  */
 static int symbol_file_offset(const char *symfile, const char *loadfile, const char *name,
-			      uint64_t *out)
+                              uint64_t *out)
 {
 	elf_version(EV_CURRENT);
 	uint64_t vaddr = 0;
@@ -609,17 +614,17 @@ static void expect_helper(struct symbolizer *s, const char *lib, uint64_t off, c
 {
 	struct sym_info si;
 	symbolizer_resolve_file(s, lib, off, 0, &si);
-	if (strcmp(si.function, "hidden_helper") || !ends_with(si.file, "lib.c") ||
-	    si.line < 1 || si.line > 3)
+	if (strcmp(si.function, "hidden_helper") || !ends_with(si.file, "lib.c") || si.line < 1 ||
+	    si.line > 3)
 		fail_msg("%s: got %s at %s:%u, want hidden_helper at lib.c:1..3", what, si.function,
-			 si.file, si.line);
+		         si.file, si.line);
 	assert_int_equal(si.resolved, 1);
 }
 
 static void test_separate_debuginfo(void **state)
 {
 	if (run("command -v cc >/dev/null && command -v objcopy >/dev/null && "
-		"command -v strip >/dev/null") < 0)
+	        "command -v strip >/dev/null") < 0)
 		skip();
 	char dir[] = "/tmp/ciprof-symtest-XXXXXX";
 	assert_non_null(mkdtemp(dir));
@@ -636,26 +641,27 @@ static void test_separate_debuginfo(void **state)
 	}
 	/* 1. .gnu_debuglink: everything stripped, the .debug file next to the library */
 	assert_int_equal(run("cd %s && mkdir link && cp libfull.so link/libdbg.so && cd link && "
-			     "objcopy --only-keep-debug libdbg.so libdbg.so.debug && "
-			     "strip --strip-all libdbg.so && "
-			     "objcopy --add-gnu-debuglink=libdbg.so.debug libdbg.so",
-			     dir),
-			 0);
+	                     "objcopy --only-keep-debug libdbg.so libdbg.so.debug && "
+	                     "strip --strip-all libdbg.so && "
+	                     "objcopy --add-gnu-debuglink=libdbg.so.debug libdbg.so",
+	                     dir),
+	                 0);
 	/* 2. build-id: everything stripped, no debuglink, .debug under DIR/dbg/.build-id/xx/ */
 	assert_int_equal(run("cd %s && mkdir bid && cp libfull.so bid/libbid.so && "
-			     "objcopy --only-keep-debug libfull.so bid.debug && "
-			     "strip --strip-all bid/libbid.so && "
-			     "id=$(readelf -n libfull.so | sed -n 's/.*Build ID: *//p') && "
-			     "test -n \"$id\" && mkdir -p dbg/.build-id/${id%%${id#??}} && "
-			     "mv bid.debug dbg/.build-id/${id%%${id#??}}/${id#??}.debug",
-			     dir),
-			 0);
+	                     "objcopy --only-keep-debug libfull.so bid.debug && "
+	                     "strip --strip-all bid/libbid.so && "
+	                     "id=$(readelf -n libfull.so | sed -n 's/.*Build ID: *//p') && "
+	                     "test -n \"$id\" && mkdir -p dbg/.build-id/${id%%${id#??}} && "
+	                     "mv bid.debug dbg/.build-id/${id%%${id#??}}/${id#??}.debug",
+	                     dir),
+	                 0);
 	/* 3. strip -g only: symbols stay, lines come from the debuglinked file */
-	assert_int_equal(run("cd %s && mkdir g && cp libfull.so g/libg.so && cd g && "
-			     "objcopy --only-keep-debug libg.so libg.so.debug && strip -g libg.so && "
-			     "objcopy --add-gnu-debuglink=libg.so.debug libg.so",
-			     dir),
-			 0);
+	assert_int_equal(
+	        run("cd %s && mkdir g && cp libfull.so g/libg.so && cd g && "
+	            "objcopy --only-keep-debug libg.so libg.so.debug && strip -g libg.so && "
+	            "objcopy --add-gnu-debuglink=libg.so.debug libg.so",
+	            dir),
+	        0);
 
 	char full[512], dbg[512], link[512], bid[512], g[512], dbgdir[512];
 	snprintf(full, sizeof(full), "%s/libfull.so", dir);
@@ -675,8 +681,8 @@ static void test_separate_debuginfo(void **state)
 	symbolizer_set_debuginfo_path(s, path_list);
 	free(path_list);
 
-	const char *libs[] = { full, link, bid, g };
-	const char *what[] = { "unstripped", "debuglink", "build-id", "strip -g" };
+	const char *libs[] = {full, link, bid, g};
+	const char *what[] = {"unstripped", "debuglink", "build-id", "strip -g"};
 	for (size_t i = 0; i < 4; i++) {
 		uint64_t off;
 		assert_int_equal(symbol_file_offset(dbg, libs[i], "hidden_helper", &off), 0);
@@ -739,18 +745,18 @@ static void test_non_pie_executable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_offset_to_vaddr),
-		cmocka_unit_test(test_perfmap_good),
-		cmocka_unit_test(test_perfmap_malformed),
-		cmocka_unit_test(test_demangle),
-		cmocka_unit_test(test_resolve_own_function),
-		cmocka_unit_test(test_resolve_libc),
-		cmocka_unit_test(test_reopen_after_eviction),
-		cmocka_unit_test(test_resolve_unknown),
-		cmocka_unit_test(test_resolve_jit),
-		cmocka_unit_test(test_resolve_vdso),
-		cmocka_unit_test(test_separate_debuginfo),
-		cmocka_unit_test(test_non_pie_executable),
+	        cmocka_unit_test(test_offset_to_vaddr),
+	        cmocka_unit_test(test_perfmap_good),
+	        cmocka_unit_test(test_perfmap_malformed),
+	        cmocka_unit_test(test_demangle),
+	        cmocka_unit_test(test_resolve_own_function),
+	        cmocka_unit_test(test_resolve_libc),
+	        cmocka_unit_test(test_reopen_after_eviction),
+	        cmocka_unit_test(test_resolve_unknown),
+	        cmocka_unit_test(test_resolve_jit),
+	        cmocka_unit_test(test_resolve_vdso),
+	        cmocka_unit_test(test_separate_debuginfo),
+	        cmocka_unit_test(test_non_pie_executable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
