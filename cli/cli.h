@@ -55,12 +55,10 @@ int cli_finish_stdout(void);
 int cmd_run(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
-#ifdef CIPROF_HAVE_STORE
 int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
-#endif
 
 extern const struct cli_command cli_commands[];
 
