@@ -174,6 +174,10 @@ static void cache_put(struct symbolizer *s, const struct cache_key *k, const str
 
 struct symbolizer *symbolizer_new(void)
 {
+	/* elfutils would fetch missing debug info over the network when DEBUGINFOD_URLS is set;
+	 * ciprof never downloads at run time (and symbolizes after the command has ended, so
+	 * the command's own environment is untouched). */
+	unsetenv("DEBUGINFOD_URLS");
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 	hashidx_init(&s->str_idx);
 	hashidx_init(&s->obj_idx);
