@@ -4,11 +4,15 @@
 #include "common/log.h"
 #include "common/profile.h"
 #include "common/xalloc.h"
+#include "common/runmeta.h"
+#include "runner/gitmeta.h"
 #include "runner/runner.h"
+#include "store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum {
 	OPT_NO_STORE = 256,
@@ -28,9 +32,12 @@ static const struct cli_option run_options[] = {
 	{ "backend", OPT_BACKEND, "B", "auto (default), perf or preload" },
 	{ "unwind", OPT_UNWIND, "U", "fp (frame pointers, default) or dwarf" },
 	{ "no-store", OPT_NO_STORE, NULL, "do not store the run in the database" },
-	{ "db", OPT_DB, "FILE", "database file (default .ciprof/ciprof.db at the repo top)" },
+	{ "db", OPT_DB, "FILE", "database (default $CIPROF_DB, else .ciprof/ciprof.db at the "
+				"top of the git work tree)" },
 	{ "tag", OPT_TAG, "K=V", "label the stored run (repeatable)" },
 	{ "ring-pages", OPT_RING_PAGES, "N", "ring buffer pages per CPU, a power of two" },
+	{ "quiet", 'q', NULL, "no summary; only warnings and errors" },
+	{ "verbose", 'v', NULL, "say more (twice: debug)" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -42,16 +49,21 @@ static const char run_description[] =
 	"When it ends, ciprof prints a summary to stderr (samples taken and lost, processes,\n"
 	"CPU seconds, the top 10 functions by self share) and exits with CMD's own status\n"
 	"(128+N when CMD died of signal N; 127 when it could not be run).\n"
+	"The run is stored, with its git commit, branch and CI context, in the database\n"
+	"(see 'ciprof runs' and 'ciprof show') unless --no-store is given.\n"
 	"\n"
 	"examples:\n"
 	"  ciprof run -- make test\n"
+	"  ciprof run --tag suite=unit -- ctest -j2\n"
 	"  ciprof run --hz 999 --no-store -o prof.folded -- ./mytests";
 
 struct run_args {
 	struct runner_opts ropts;
 	const char *output;
 	const char *format;
+	const char *db;
 	int no_store;
+	struct run_meta meta; /* tags from --tag land here */
 };
 
 static int run_opt(void *ctx, int id, const char *arg)
@@ -111,14 +123,33 @@ static int run_opt(void *ctx, int id, const char *arg)
 		}
 		a->ropts.ring_pages = (size_t)v;
 		return 0;
+	case 'q':
+		log_set_level(LOG_QUIET);
+		return 0;
+	case 'v':
+		log_set_level(log_level() + 1);
+		return 0;
 	case OPT_NO_STORE:
 		a->no_store = 1;
 		return 0;
 	case OPT_DB:
-	case OPT_TAG:
-		/* Accepted now so scripts written against the contract keep working; the store
-		 * lands with issue 3 and until then every run is --no-store. */
+		if (!*arg) {
+			cli_usage_error("run", "--db needs a file name");
+			return -1;
+		}
+		a->db = arg;
 		return 0;
+	case OPT_TAG: {
+		const char *eq = strchr(arg, '=');
+		if (!eq || eq == arg) {
+			cli_usage_error("run", "--tag takes KEY=VALUE, not '%s'", arg);
+			return -1;
+		}
+		char *key = xstrndup(arg, (size_t)(eq - arg));
+		run_meta_set_tag(&a->meta, key, eq + 1);
+		free(key);
+		return 0;
+	}
 	}
 	return -1;
 }
@@ -153,6 +184,46 @@ static void print_summary(const struct profile *p)
 	free(f);
 }
 
+/* Git, CI and host context, taken before the command runs (it may change the work tree). */
+static void collect_meta(struct run_meta *m, char **argv)
+{
+	extern char **environ;
+	m->created_at = (int64_t)time(NULL);
+	if (gitmeta_collect(m, ".", NULL, environ) < 0)
+		log_warn("git metadata unavailable, the run is stored without it: %s",
+			 cp_last_error());
+	gitmeta_ci(m, environ);
+	gitmeta_host(m);
+	char *cmd = gitmeta_command_string(argv);
+	run_meta_set(&m->command, cmd);
+	free(cmd);
+}
+
+/* Stores the run; 0, or -1 after printing why. */
+static int store_run(struct run_args *a, const struct profile *p)
+{
+	char *path = a->db ? xstrdup(a->db) : store_default_path();
+	struct store *s = NULL;
+	int r = store_open(&s, path, STORE_CREATE);
+	if (r == 0) {
+		struct run_meta *m = &a->meta;
+		m->exit_code = p->stats.exit_status;
+		m->wall_seconds = p->stats.wall_seconds;
+		m->cpu_seconds = p->stats.cpu_seconds;
+		m->hz = p->stats.hz;
+		m->samples = p->stats.samples;
+		m->lost = p->stats.lost;
+		r = store_add_run(s, m, p);
+	}
+	if (r == 0)
+		log_info("stored run %lld in %s", (long long)a->meta.id, path);
+	else
+		fprintf(stderr, "ciprof: error: the run was not stored: %s\n", cp_last_error());
+	store_close(s);
+	free(path);
+	return r;
+}
+
 static int write_output(const struct profile *p, const char *path)
 {
 	int to_stdout = !strcmp(path, "-");
@@ -171,30 +242,47 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_args a = { 0 };
 	runner_opts_init(&a.ropts);
-	int first;
+	run_meta_init(&a.meta);
+	int first, status;
+	struct profile *p = NULL;
 	int r = cli_parse(argc, argv, "run", run_usage, run_description, run_options, run_opt, &a,
 			  &first);
-	if (r)
-		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
-	if (first >= argc)
-		return cli_usage_error("run", "no command given; usage: ciprof run %s", run_usage);
-	if (a.format && !a.output)
-		return cli_usage_error("run", "--format needs --output FILE");
+	if (r) {
+		status = r > 0 ? cli_finish_stdout() : EXIT_USAGE;
+		goto out;
+	}
+	if (first >= argc) {
+		status = cli_usage_error("run", "no command given; usage: ciprof run %s",
+					 run_usage);
+		goto out;
+	}
+	if (a.format && !a.output) {
+		status = cli_usage_error("run", "--format needs --output FILE");
+		goto out;
+	}
+	if (a.no_store && a.db) {
+		status = cli_usage_error("run", "--db and --no-store contradict each other");
+		goto out;
+	}
 	a.ropts.argv = argv + first;
+	if (!a.no_store)
+		collect_meta(&a.meta, a.ropts.argv);
 
-	struct profile *p = NULL;
 	r = runner_run(&p, &a.ropts);
 	if (r == RUNNER_ERR_EXEC) {
+		/* The command never ran: say why, exit 127, store nothing. */
 		fprintf(stderr, "ciprof: %s\n", cp_last_error());
-		profile_free(p);
-		return 127;
+		status = 127;
+		goto out;
 	}
 	if (r < 0) {
 		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
-		profile_free(p);
-		return EXIT_RUNTIME;
+		status = EXIT_RUNTIME;
+		goto out;
 	}
-	int status = p->stats.exit_status;
+	/* From here on the command has run: its status is ours, and what was gathered is
+	 * written and stored whatever else fails (a failure turns a 0 into 3). */
+	status = p->stats.exit_status;
 	print_summary(p);
 	if (a.output && write_output(p, a.output) < 0) {
 		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
@@ -203,7 +291,11 @@ int cmd_run(int argc, char **argv)
 	} else if (a.output && strcmp(a.output, "-")) {
 		log_info("profile written to %s", a.output);
 	}
-	profile_free(p);
+	if (!a.no_store && store_run(&a, p) < 0 && !status)
+		status = EXIT_RUNTIME;
 	fflush(stdout);
+out:
+	profile_free(p);
+	run_meta_release(&a.meta);
 	return status;
 }

@@ -7,12 +7,10 @@
 
 const struct cli_command cli_commands[] = {
 	{ "run", cmd_run, "profile a command and its whole process tree" },
-#ifdef CIPROF_HAVE_STORE
 	{ "runs", cmd_runs, "list stored runs" },
 	{ "show", cmd_show, "show a stored run by function or by test" },
 	{ "export", cmd_export, "export a stored run (folded, speedscope)" },
 	{ "gc", cmd_gc, "delete old runs from the database" },
-#endif
 	{ "version", cmd_version, "print ciprof's version" },
 	{ "help", cmd_help, "show help for ciprof or one command" },
 	{ NULL, NULL, NULL },
