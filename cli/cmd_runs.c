@@ -1,0 +1,143 @@
+/* ciprof runs: the stored history, newest first, as a table or as JSON for machines. */
+#include "cli/cli.h"
+#include "cli/store_open.h"
+#include "common/xalloc.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_DB = 256, OPT_BRANCH, OPT_LIMIT, OPT_FORMAT };
+
+static const struct cli_option runs_options[] = {
+	{ "db", OPT_DB, "FILE", "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
+				"the repo top)" },
+	{ "branch", OPT_BRANCH, "B", "only runs of branch B" },
+	{ "limit", OPT_LIMIT, "N", "at most N runs, newest first (default 20; 0 = all)" },
+	{ "format", OPT_FORMAT, "FMT", "text (default) or json" },
+	{ NULL, 0, NULL, NULL },
+};
+
+static const char runs_usage[] = "[--db FILE] [--branch B] [--limit N] [--format text|json]";
+static const char runs_description[] =
+	"Lists the runs stored in the database, newest first: id, start time (UTC), branch,\n"
+	"short commit ('+' when the work tree was dirty), exit status, samples and command.\n"
+	"The id is what 'ciprof show', 'ciprof export' and 'ciprof report --head' take.\n"
+	"JSON (stable, for scripts): {\"runs\": [{\"id\", \"commit\", \"branch\", \"created_at\"\n"
+	"(ISO-8601 UTC), \"exit_code\", \"samples\", \"tags\" (an object), ...}]}.\n"
+	"\n"
+	"examples:\n"
+	"  ciprof runs\n"
+	"  ciprof runs --branch main --limit 5\n"
+	"  ciprof runs --format json | jq '.runs[0].id'";
+
+struct runs_args {
+	const char *db, *branch;
+	long limit;
+	int json;
+};
+
+static int runs_opt(void *ctx, int id, const char *arg)
+{
+	struct runs_args *a = ctx;
+	switch (id) {
+	case OPT_DB:
+		a->db = arg;
+		return 0;
+	case OPT_BRANCH:
+		a->branch = arg;
+		return 0;
+	case OPT_LIMIT:
+		if (cli_parse_int(arg, 0, 0x7fffffffL, &a->limit) < 0) {
+			cli_usage_error("runs", "--limit takes a whole number >= 0, not '%s'", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "text") || !strcmp(arg, "json")) {
+			a->json = !strcmp(arg, "json");
+			return 0;
+		}
+		cli_usage_error("runs", "--format takes text or json, not '%s'", arg);
+		return -1;
+	}
+	return -1;
+}
+
+static json_t *run_json(const struct run_meta *m)
+{
+	char when[32];
+	cli_iso_time(m->created_at, when, sizeof(when));
+	json_t *tags = json_object();
+	for (size_t i = 0; i < m->ntags; i++)
+		json_object_set_new(tags, m->tags[i].key, json_string(m->tags[i].value));
+	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:I, s:o, s:b, s:s, s:s, s:s, s:I, s:s, "
+			 "s:s, s:f, s:f, s:i, s:I}",
+			 "id", (json_int_t)m->id, "commit", m->commit, "branch", m->branch,
+			 "created_at", when, "exit_code", m->exit_code, "samples",
+			 (json_int_t)m->samples, "tags", tags, "dirty", m->dirty, "merge_base",
+			 m->merge_base, "subject", m->subject, "ci_provider", m->ci_provider,
+			 "pr_number", (json_int_t)m->pr_number, "job_url", m->job_url, "command",
+			 m->command, "cpu_seconds", m->cpu_seconds, "wall_seconds", m->wall_seconds,
+			 "hz", m->hz, "lost", (json_int_t)m->lost);
+}
+
+static void print_text(const struct run_meta *runs, size_t n)
+{
+	if (!n) {
+		fputs("no runs stored yet; record one with 'ciprof run -- CMD'\n", stderr);
+		return;
+	}
+	printf("%6s  %-16s  %-16s  %-9s %4s %9s  %s\n", "ID", "TIME (UTC)", "BRANCH", "COMMIT",
+	       "EXIT", "SAMPLES", "COMMAND");
+	for (size_t i = 0; i < n; i++) {
+		const struct run_meta *m = &runs[i];
+		char when[32];
+		cli_iso_time(m->created_at, when, sizeof(when));
+		when[10] = ' ';
+		when[16] = '\0';
+		char commit[10];
+		snprintf(commit, sizeof(commit), "%.8s%s", *m->commit ? m->commit : "-",
+			 m->dirty ? "+" : "");
+		printf("%6lld  %-16s  %-16.16s  %-9s %4d %9llu  %s\n", (long long)m->id, when,
+		       *m->branch ? m->branch : "-", commit, m->exit_code,
+		       (unsigned long long)m->samples, m->command);
+	}
+}
+
+int cmd_runs(int argc, char **argv)
+{
+	struct runs_args a = { .limit = 20 };
+	int first;
+	int r = cli_parse(argc, argv, "runs", runs_usage, runs_description, runs_options, runs_opt,
+			  &a, &first);
+	if (r)
+		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
+	if (first < argc)
+		return cli_usage_error("runs", "unexpected argument '%s'; see 'ciprof runs --help'",
+				       argv[first]);
+	struct store *s;
+	if ((r = cli_store_open(&s, a.db, 0)))
+		return r;
+	struct run_meta *runs;
+	size_t n;
+	if (store_list_runs(s, a.branch, (size_t)a.limit, &runs, &n) < 0) {
+		store_close(s);
+		return cli_runtime_error();
+	}
+	store_close(s);
+	if (a.json) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(arr, run_json(&runs[i]));
+		json_t *root = json_pack("{s:o}", "runs", arr);
+		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(root);
+	} else {
+		print_text(runs, n);
+	}
+	store_runs_free(runs, n);
+	return cli_finish_stdout();
+}

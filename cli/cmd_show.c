@@ -1,0 +1,250 @@
+/* ciprof show: one stored run, by function (self and total share) or by test (samples, CPU
+ * seconds, share), as text, JSON or folded stacks. */
+#include "cli/cli.h"
+#include "cli/store_open.h"
+#include "common/xalloc.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_DB = 256, OPT_TEST, OPT_BY, OPT_TOP, OPT_FORMAT };
+enum show_format { FMT_TEXT, FMT_JSON, FMT_FOLDED };
+
+static const struct cli_option show_options[] = {
+	{ "db", OPT_DB, "FILE", "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
+				"the repo top)" },
+	{ "test", OPT_TEST, "NAME", "only samples of test NAME ('' = outside any test)" },
+	{ "by", OPT_BY, "WHAT", "function (default) or test" },
+	{ "top", OPT_TOP, "N", "at most N rows (default 20; 0 = all)" },
+	{ "format", OPT_FORMAT, "FMT", "text (default), json or folded" },
+	{ NULL, 0, NULL, NULL },
+};
+
+static const char show_usage[] =
+	"[--db FILE] [RUN] [--test NAME] [--by function|test] [--top N] [--format text|json|folded]";
+static const char show_description[] =
+	"Shows a stored run (RUN: an id from 'ciprof runs', default the latest).\n"
+	"--by function ranks functions by self samples (the function was on top of the stack)\n"
+	"and shows total samples (anywhere on the stack, counted once per stack, so recursion\n"
+	"does not inflate it); shares are fractions of the run's (or the test's) samples.\n"
+	"--by test lists tests by samples with their CPU seconds; '(outside tests)' holds the\n"
+	"samples of build tools and harness processes.\n"
+	"--format folded prints 'root;caller;callee COUNT' lines for flamegraph.pl, speedscope\n"
+	"or inferno; --by and --top do not apply to it.\n"
+	"JSON (stable): by function {\"run\": ID, \"functions\": [{\"name\", \"self\", \"total\",\n"
+	"\"self_share\", \"total_share\", ...}]}; by test {\"run\": ID, \"tests\": [{\"name\",\n"
+	"\"samples\", \"cpu_seconds\", \"share\"}]}.\n"
+	"\n"
+	"examples:\n"
+	"  ciprof show\n"
+	"  ciprof show 12 --by test\n"
+	"  ciprof show --test test_parser --top 5\n"
+	"  ciprof show 12 --format folded > run12.folded";
+
+struct show_args {
+	const char *db, *test;
+	int by_test;
+	long top;
+	enum show_format format;
+};
+
+static int show_opt(void *ctx, int id, const char *arg)
+{
+	struct show_args *a = ctx;
+	switch (id) {
+	case OPT_DB:
+		a->db = arg;
+		return 0;
+	case OPT_TEST:
+		a->test = arg;
+		return 0;
+	case OPT_BY:
+		if (!strcmp(arg, "function") || !strcmp(arg, "test")) {
+			a->by_test = !strcmp(arg, "test");
+			return 0;
+		}
+		cli_usage_error("show", "--by takes function or test, not '%s'", arg);
+		return -1;
+	case OPT_TOP:
+		if (cli_parse_int(arg, 0, 0x7fffffffL, &a->top) < 0) {
+			cli_usage_error("show", "--top takes a whole number >= 0, not '%s'", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "text"))
+			a->format = FMT_TEXT;
+		else if (!strcmp(arg, "json"))
+			a->format = FMT_JSON;
+		else if (!strcmp(arg, "folded"))
+			a->format = FMT_FOLDED;
+		else {
+			cli_usage_error("show", "--format takes text, json or folded, not '%s'", arg);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static void show_functions(const struct profile *p, int64_t run, const struct run_meta *m,
+			   const struct show_args *a)
+{
+	uint64_t total = profile_total(p, NULL);
+	struct profile_func *f;
+	size_t n = profile_functions(p, NULL, &f);
+	size_t shown = a->top && (size_t)a->top < n ? (size_t)a->top : n;
+	if (a->format == FMT_JSON) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < shown; i++)
+			json_array_append_new(
+				arr, json_pack("{s:s, s:s, s:I, s:I, s:f, s:f}", "name",
+					       profile_str(p, f[i].function), "module",
+					       profile_str(p, f[i].module), "self",
+					       (json_int_t)f[i].self, "total", (json_int_t)f[i].total,
+					       "self_share", ratio(f[i].self, total), "total_share",
+					       ratio(f[i].total, total)));
+		json_t *root = json_pack("{s:I, s:I, s:o}", "run", (json_int_t)run, "samples",
+					 (json_int_t)total, "functions", arr);
+		if (a->test)
+			json_object_set_new(root, "test", json_string(a->test));
+		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(root);
+	} else {
+		printf("run %lld: %s %.10s, %llu samples%s%s%s\n", (long long)run,
+		       *m->branch ? m->branch : "(no branch)", *m->commit ? m->commit : "",
+		       (unsigned long long)total, a->test ? ", test '" : "", a->test ? a->test : "",
+		       a->test ? "'" : "");
+		printf("%7s %7s  %s\n", "SELF", "TOTAL", "FUNCTION");
+		for (size_t i = 0; i < shown; i++) {
+			const char *mod = profile_str(p, f[i].module);
+			printf("%6.2f%% %6.2f%%  %s%s%s%s\n", 100 * ratio(f[i].self, total),
+			       100 * ratio(f[i].total, total), profile_str(p, f[i].function),
+			       *mod ? " [" : "", mod, *mod ? "]" : "");
+		}
+		if (shown < n)
+			printf("(%zu more; --top 0 shows all)\n", n - shown);
+	}
+	free(f);
+}
+
+struct test_row {
+	const char *name;
+	uint64_t samples;
+};
+
+static int test_row_cmp(const void *x, const void *y)
+{
+	const struct test_row *a = x, *b = y;
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static void show_tests(const struct profile *p, int64_t run, const struct show_args *a)
+{
+	uint64_t *per = xcalloc(p->nstr ? p->nstr : 1, sizeof(*per));
+	uint64_t total = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		per[p->samples[i].test] += p->samples[i].count;
+		total += p->samples[i].count;
+	}
+	struct test_row *rows = NULL;
+	size_t n = 0, alloc = 0;
+	for (size_t i = 0; i < p->nstr; i++) {
+		if (!per[i])
+			continue;
+		ALLOC_GROW(rows, n + 1, alloc);
+		rows[n++] = (struct test_row){ profile_str(p, (uint32_t)i), per[i] };
+	}
+	if (n)
+		qsort(rows, n, sizeof(*rows), test_row_cmp);
+	size_t shown = a->top && (size_t)a->top < n ? (size_t)a->top : n;
+	double period = (double)p->stats.period_ns / 1e9;
+	if (a->format == FMT_JSON) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < shown; i++)
+			json_array_append_new(arr, json_pack("{s:s, s:I, s:f, s:f}", "name",
+							     rows[i].name, "samples",
+							     (json_int_t)rows[i].samples, "cpu_seconds",
+							     (double)rows[i].samples * period, "share",
+							     ratio(rows[i].samples, total)));
+		json_t *root = json_pack("{s:I, s:I, s:o}", "run", (json_int_t)run, "samples",
+					 (json_int_t)total, "tests", arr);
+		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(root);
+	} else {
+		printf("run %lld: %llu samples in %zu tests\n", (long long)run,
+		       (unsigned long long)total, n);
+		printf("%9s %9s %7s  %s\n", "SAMPLES", "CPU-S", "SHARE", "TEST");
+		for (size_t i = 0; i < shown; i++)
+			printf("%9llu %9.3f %6.2f%%  %s\n", (unsigned long long)rows[i].samples,
+			       (double)rows[i].samples * period, 100 * ratio(rows[i].samples, total),
+			       *rows[i].name ? rows[i].name : "(outside tests)");
+		if (shown < n)
+			printf("(%zu more; --top 0 shows all)\n", n - shown);
+	}
+	free(rows);
+	free(per);
+}
+
+int cmd_show(int argc, char **argv)
+{
+	struct show_args a = { .top = 20 };
+	int first;
+	int r = cli_parse(argc, argv, "show", show_usage, show_description, show_options, show_opt,
+			  &a, &first);
+	if (r)
+		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
+	int64_t run = 0;
+	/* Options may follow RUN: parse the rest again. */
+	if (first < argc) {
+		if (cli_parse_run("show", argv[first], &run) < 0)
+			return EXIT_USAGE;
+		int next;
+		r = cli_parse(argc - first, argv + first, "show", show_usage, show_description,
+			      show_options, show_opt, &a, &next);
+		if (r)
+			return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
+		if (first + next < argc)
+			return cli_usage_error("show", "unexpected argument '%s'; see 'ciprof show "
+						       "--help'",
+					       argv[first + next]);
+	}
+	struct store *s;
+	if ((r = cli_store_open(&s, a.db, 0)))
+		return r;
+	struct profile *p = NULL;
+	struct run_meta m;
+	run_meta_init(&m);
+	if ((!run && store_latest_run(s, NULL, &run) < 0) || store_get_run(s, run, &m) < 0 ||
+	    store_load_profile(s, run, a.test, &p) < 0) {
+		r = cli_runtime_error();
+		goto out;
+	}
+	if (a.format == FMT_FOLDED) {
+		if (profile_write_folded(p, stdout, NULL) < 0) {
+			r = cli_runtime_error();
+			goto out;
+		}
+	} else if (a.by_test) {
+		show_tests(p, run, &a);
+	} else {
+		show_functions(p, run, &m, &a);
+	}
+	r = cli_finish_stdout();
+out:
+	run_meta_release(&m);
+	profile_free(p);
+	store_close(s);
+	return r;
+}

@@ -1,0 +1,21 @@
+/* Helpers the database commands (runs, show, export, gc) share: opening the database named by
+ * --db / CIPROF_DB / the default path, and reporting runtime errors. */
+#ifndef CP_CLI_STORE_OPEN_H
+#define CP_CLI_STORE_OPEN_H
+
+#include "store/store.h"
+
+#include <stdint.h>
+
+/* Opens db_opt, or store_default_path() when NULL, with store flags. Returns 0, or prints
+ * "ciprof: error: ..." and returns EXIT_RUNTIME. *out is owned (store_close). */
+int cli_store_open(struct store **out, const char *db_opt, int flags);
+/* Prints "ciprof: error: <cp_last_error()>" and returns EXIT_RUNTIME. */
+int cli_runtime_error(void);
+/* Parses a run argument: a run id, or "latest" (the newest run). 0, or -1 (usage error
+ * printed for cmd). */
+int cli_parse_run(const char *cmd, const char *arg, int64_t *out);
+/* Formats unix seconds as ISO-8601 UTC ("2024-05-01T12:00:00Z") into buf (>= 21 bytes). */
+void cli_iso_time(int64_t t, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,1205 @@
+/* store/store.c: opening (checks, WAL, migrations), storing a run in one transaction, and
+ * reading runs and profiles back. Strings, frames and stack nodes are looked up once per
+ * process: an in-memory cache maps a profile's ids to database ids, so storing a stack seen
+ * before costs no query at all. */
+#include "store/internal.h"
+#include "common/error.h"
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void (*store_test_hook_before_commit)(void);
+
+static const char *const stmt_sql[Q_NSTMTS] = {
+	[Q_STR_FIND] = "SELECT id FROM strings WHERE s = ?1",
+	[Q_STR_INSERT] = "INSERT INTO strings(s) VALUES (?1)",
+	[Q_FRAME_FIND] = "SELECT id FROM frames WHERE function = ?1 AND module = ?2 AND file = ?3 "
+			 "AND line = ?4 AND kind = ?5",
+	[Q_FRAME_INSERT] = "INSERT INTO frames(function, module, file, line, kind) "
+			   "VALUES (?1, ?2, ?3, ?4, ?5)",
+	[Q_NODE_FIND] = "SELECT id FROM nodes WHERE parent = ?1 AND frame = ?2",
+	[Q_NODE_INSERT] = "INSERT INTO nodes(parent, frame) VALUES (?1, ?2)",
+	[Q_STR_GET] = "SELECT s FROM strings WHERE id = ?1",
+	[Q_FRAME_GET] = "SELECT function, module, file, line, kind FROM frames WHERE id = ?1",
+	[Q_NODE_GET] = "SELECT parent, frame FROM nodes WHERE id = ?1",
+	[Q_BRANCH_FIND] = "SELECT id, nruns FROM branches WHERE name = ?1",
+	[Q_BRANCH_INSERT] = "INSERT INTO branches(name, nruns) VALUES (?1, 0)",
+	[Q_BRANCH_BUMP] = "UPDATE branches SET nruns = nruns + 1 WHERE id = ?1",
+	[Q_RUN_INSERT] = "INSERT INTO runs(branch_id, seq, created_at, commit_id, branch, "
+			 "base_branch, merge_base, dirty, commit_time, subject, ci_provider, "
+			 "pr_number, job_url, cpu_model, cpu_count, command, exit_code, "
+			 "wall_seconds, cpu_seconds, hz, samples, lost, processes, threads, "
+			 "period_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+			 "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+	[Q_TAG_INSERT] = "INSERT OR REPLACE INTO run_tags(run, key, value) VALUES (?1, ?2, ?3)",
+	[Q_TAGS_GET] = "SELECT key, value FROM run_tags WHERE run = ?1 ORDER BY key",
+	[Q_PROFILE_INSERT] = "INSERT INTO profiles(run, test, samples, blob) VALUES (?1, ?2, ?3, ?4)",
+	[Q_PROFILES_OF_RUN] = "SELECT test, blob FROM profiles WHERE run = ?1",
+	[Q_PROFILES_OF_SEQ] = "SELECT p.test, p.blob FROM runs r JOIN profiles p ON p.run = r.id "
+			      "WHERE r.branch_id = ?1 AND r.seq = ?2",
+	[Q_SEG_GET] = "SELECT blob FROM segtree WHERE branch_id = ?1 AND level = ?2 AND idx = ?3",
+	[Q_SEG_PUT] = "INSERT OR REPLACE INTO segtree(branch_id, level, idx, blob) "
+		      "VALUES (?1, ?2, ?3, ?4)",
+	[Q_GENERATION] = "SELECT value FROM meta WHERE key = 'generation'",
+};
+
+/* Schema migrations: migrations[v] takes a database from user_version v to v + 1. Never edit
+ * a released entry; append one (and bump STORE_SCHEMA_VERSION) to change the schema. */
+static const char *const migrations[STORE_SCHEMA_VERSION] = {
+	/* 0 -> 1: the first schema. */
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+	"INSERT INTO meta(key, value) VALUES ('generation', 0);"
+	"CREATE TABLE strings(id INTEGER PRIMARY KEY, s TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL,"
+	" module INTEGER NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,"
+	" kind INTEGER NOT NULL, UNIQUE(function, module, file, line, kind));"
+	"CREATE TABLE nodes(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+	" frame INTEGER NOT NULL, UNIQUE(parent, frame));"
+	"CREATE TABLE branches(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+	" nruns INTEGER NOT NULL);"
+	"CREATE TABLE runs(id INTEGER PRIMARY KEY, branch_id INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL, created_at INTEGER NOT NULL, commit_id TEXT NOT NULL,"
+	" branch TEXT NOT NULL, base_branch TEXT NOT NULL, merge_base TEXT NOT NULL,"
+	" dirty INTEGER NOT NULL, commit_time INTEGER NOT NULL, subject TEXT NOT NULL,"
+	" ci_provider TEXT NOT NULL, pr_number INTEGER NOT NULL, job_url TEXT NOT NULL,"
+	" cpu_model TEXT NOT NULL, cpu_count INTEGER NOT NULL, command TEXT NOT NULL,"
+	" exit_code INTEGER NOT NULL, wall_seconds REAL NOT NULL, cpu_seconds REAL NOT NULL,"
+	" hz INTEGER NOT NULL, samples INTEGER NOT NULL, lost INTEGER NOT NULL,"
+	" processes INTEGER NOT NULL, threads INTEGER NOT NULL, period_ns INTEGER NOT NULL);"
+	"CREATE INDEX runs_branch_seq ON runs(branch_id, seq);"
+	"CREATE INDEX runs_branch_name ON runs(branch, id);"
+	"CREATE TABLE run_tags(run INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+	" PRIMARY KEY(run, key)) WITHOUT ROWID;"
+	"CREATE TABLE profiles(run INTEGER NOT NULL, test INTEGER NOT NULL,"
+	" samples INTEGER NOT NULL, blob BLOB NOT NULL, UNIQUE(run, test));"
+	"CREATE TABLE segtree(branch_id INTEGER NOT NULL, level INTEGER NOT NULL,"
+	" idx INTEGER NOT NULL, blob BLOB NOT NULL, UNIQUE(branch_id, level, idx));",
+};
+
+int store_sqlerr(struct store *s, const char *what)
+{
+	int code = sqlite3_extended_errcode(s->db);
+	const char *msg = sqlite3_errmsg(s->db);
+	switch (code & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return cp_error("database %s is locked by another process (%s); retry when it "
+				"finishes, or raise CIPROF_DB_TIMEOUT_MS (milliseconds to wait)",
+				s->path, what);
+	case SQLITE_NOTADB:
+		return cp_error("%s is not a ciprof database (%s: %s); move it away and ciprof "
+				"starts a new one, or pass another --db",
+				s->path, what, msg);
+	case SQLITE_CORRUPT:
+		return cp_error("database %s is corrupt (%s: %s); restore it from a backup, or move "
+				"it away and ciprof starts a new history",
+				s->path, what, msg);
+	case SQLITE_FULL:
+		return cp_error("database %s: disk full (%s); free some space or run 'ciprof gc'",
+				s->path, what);
+	case SQLITE_READONLY:
+		return cp_error("database %s is read-only (%s); check the file's permissions",
+				s->path, what);
+	case SQLITE_CANTOPEN:
+		return cp_error("cannot open database %s (%s: %s); check the path and permissions",
+				s->path, what, msg);
+	default:
+		return cp_error("database %s: %s: %s", s->path, what, msg);
+	}
+}
+
+int store_exec(struct store *s, const char *sql)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "query failed");
+	return 0;
+}
+
+sqlite3_stmt *store_stmt(struct store *s, enum store_stmt_id id)
+{
+	sqlite3_stmt *st = s->stmt[id];
+	if (!st) {
+		if (sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &st,
+				       NULL) != SQLITE_OK) {
+			store_sqlerr(s, "preparing a query");
+			return NULL;
+		}
+		s->stmt[id] = st;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return st;
+}
+
+int store_begin(struct store *s)
+{
+	/* The busy handler waits up to the timeout; a few more tries cover the cases where
+	 * SQLite returns BUSY without calling it (a deadlock-avoiding upgrade). */
+	for (int attempt = 0;; attempt++) {
+		int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			return 0;
+		if ((rc & 0xff) != SQLITE_BUSY || attempt >= 5)
+			return store_sqlerr(s, "starting a write transaction");
+		usleep(50000u * (unsigned)(attempt + 1));
+	}
+}
+
+int store_commit(struct store *s)
+{
+	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		store_sqlerr(s, "committing");
+		store_rollback(s);
+		return -1;
+	}
+	return 0;
+}
+
+void store_rollback(struct store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	store_cache_reset(s);
+}
+
+void store_cache_reset(struct store *s)
+{
+	profile_free(s->cache);
+	free(s->cache_str);
+	free(s->cache_frame);
+	free(s->cache_node);
+	s->cache = NULL;
+	s->cache_str = s->cache_frame = s->cache_node = NULL;
+	s->cache_str_alloc = s->cache_frame_alloc = s->cache_node_alloc = 0;
+	s->cache_gen = -1;
+}
+
+/* mkdir -p of path's folder; writes .ciprof/.gitignore when it creates a ".ciprof" folder. */
+static int make_parent_dirs(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	int ret = 0;
+	if (!slash || slash == dir)
+		goto out;
+	*slash = '\0';
+	for (char *p = dir + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(dir, 0777) == 0) {
+			const char *base = strrchr(dir, '/');
+			base = base ? base + 1 : dir;
+			if (!strcmp(base, ".ciprof")) {
+				char *gi = xasprintf("%s/.gitignore", dir);
+				FILE *f = fopen(gi, "w");
+				if (!f || fputs("*\n", f) < 0 || fclose(f) != 0) {
+					ret = cp_error_errno("cannot write %s", gi);
+					free(gi);
+					goto out;
+				}
+				free(gi);
+			}
+		} else if (errno != EEXIST) {
+			ret = cp_error_errno("cannot create folder %s for the database", dir);
+			goto out;
+		}
+		*p = c;
+		if (!c)
+			break;
+	}
+out:
+	free(dir);
+	return ret;
+}
+
+static int busy_timeout_ms(void)
+{
+	const char *e = getenv("CIPROF_DB_TIMEOUT_MS");
+	if (e && *e) {
+		char *end;
+		long v = strtol(e, &end, 10);
+		if (!*end && v >= 0 && v <= 3600000)
+			return (int)v;
+	}
+	return 10000;
+}
+
+static int query_int(struct store *s, const char *sql, int64_t *out, const char *what)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, what);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	else if (rc == SQLITE_DONE)
+		*out = 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_sqlerr(s, what);
+	return 0;
+}
+
+static int set_wal(struct store *s)
+{
+	for (int attempt = 0;; attempt++) {
+		int rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			return 0;
+		if ((rc & 0xff) != SQLITE_BUSY || attempt >= 20)
+			return store_sqlerr(s, "switching to WAL mode");
+		usleep(50000);
+	}
+}
+
+static int migrate(struct store *s)
+{
+	int64_t v;
+	if (store_begin(s) < 0)
+		return -1;
+	/* Another process may have migrated while we waited for the lock. */
+	if (query_int(s, "PRAGMA user_version", &v, "reading the schema version") < 0)
+		goto fail;
+	for (; v < STORE_SCHEMA_VERSION; v++) {
+		if (store_exec(s, migrations[v]) < 0)
+			goto fail;
+	}
+	char sql[64];
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
+	if (store_exec(s, sql) < 0 || store_commit(s) < 0)
+		goto fail;
+	return 0;
+fail:
+	store_rollback(s);
+	return -1;
+}
+
+int store_open(struct store **out, const char *path, int flags)
+{
+	*out = NULL;
+	struct stat st;
+	int readonly = !!(flags & STORE_READONLY);
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return cp_error_errno("cannot access database %s", path);
+		if (!(flags & STORE_CREATE) || readonly)
+			return cp_error("no database at %s; record a run first with 'ciprof run -- CMD' "
+					"or point --db (or CIPROF_DB) at an existing one",
+					path);
+		if (make_parent_dirs(path) < 0)
+			return -1;
+	} else if (S_ISDIR(st.st_mode)) {
+		return cp_error("database path %s is a folder; pass a file with --db", path);
+	}
+
+	struct store *s = xcalloc(1, sizeof(*s));
+	s->path = xstrdup(path);
+	s->readonly = readonly;
+	s->cache_gen = -1;
+	int oflags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+	if ((flags & STORE_CREATE) && !readonly)
+		oflags |= SQLITE_OPEN_CREATE;
+	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
+		if (!s->db) {
+			cp_error("cannot open database %s: out of memory", path);
+			goto fail;
+		}
+		store_sqlerr(s, "opening");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, busy_timeout_ms());
+
+	/* Look before touching anything: a foreign, corrupt or newer file is left as it is. */
+	/* One statement, so one snapshot: another process may be creating the schema. */
+	int64_t version, ntables;
+	if (query_int(s, "SELECT (SELECT user_version FROM pragma_user_version) * 4294967296 + "
+			 "(SELECT count(*) FROM sqlite_schema)",
+		      &version, "reading the schema version") < 0)
+		goto fail;
+	ntables = version & 0xffffffff;
+	version >>= 32;
+	if (version > STORE_SCHEMA_VERSION) {
+		cp_error("database %s has schema version %lld, newer than this ciprof understands "
+			 "(%d); upgrade ciprof, or pass another --db",
+			 path, (long long)version, STORE_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (version == 0 && ntables > 0) {
+		cp_error("%s is an SQLite database but not a ciprof one (no ciprof schema version); "
+			 "pass another --db",
+			 path);
+		goto fail;
+	}
+	if (version == 0 && !(flags & STORE_CREATE)) {
+		cp_error("database %s is empty; record a run first with 'ciprof run -- CMD'", path);
+		goto fail;
+	}
+	if (version < STORE_SCHEMA_VERSION && readonly) {
+		cp_error("database %s has schema version %lld and needs an upgrade to %d, which a "
+			 "read-only open cannot do; run a writing command (ciprof run, ciprof gc)",
+			 path, (long long)version, STORE_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (!readonly) {
+		if (set_wal(s) < 0 || store_exec(s, "PRAGMA synchronous = NORMAL") < 0)
+			goto fail;
+		if (version < STORE_SCHEMA_VERSION && migrate(s) < 0)
+			goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	store_close(s);
+	return -1;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < Q_NSTMTS; i++)
+		sqlite3_finalize(s->stmt[i]);
+	sqlite3_close(s->db);
+	store_cache_reset(s);
+	free(s->path);
+	free(s);
+}
+
+const char *store_path(const struct store *s)
+{
+	return s->path;
+}
+
+/* ---- storing ---------------------------------------------------------------------------- */
+
+static int step_done(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(s, what);
+	return 0;
+}
+
+/* Runs a one-column id lookup; 1 found (*out set), 0 not found, -1 error. */
+static int step_id(struct store *s, sqlite3_stmt *st, int64_t *out, const char *what)
+{
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		return 1;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(s, what);
+	return 0;
+}
+
+static void grow_cache(int64_t **arr, size_t need, size_t *alloc)
+{
+	size_t old = *alloc;
+	if (need <= old)
+		return;
+	ALLOC_GROW(*arr, need, *alloc);
+	memset(*arr + old, 0, (*alloc - old) * sizeof(**arr));
+}
+
+/* The database id of string s (interning it), through the cache; local = cache's id. */
+static int db_string(struct store *s, const char *str, uint32_t *local, int64_t *out)
+{
+	uint32_t l = profile_intern(s->cache, str);
+	grow_cache(&s->cache_str, s->cache->nstr, &s->cache_str_alloc);
+	*local = l;
+	if (s->cache_str[l]) {
+		*out = s->cache_str[l];
+		return 0;
+	}
+	sqlite3_stmt *st = store_stmt(s, Q_STR_FIND);
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, str, -1, SQLITE_STATIC);
+	int r = step_id(s, st, out, "looking up a string");
+	if (r < 0)
+		return -1;
+	if (!r) {
+		st = store_stmt(s, Q_STR_INSERT);
+		if (!st)
+			return -1;
+		sqlite3_bind_text(st, 1, str, -1, SQLITE_STATIC);
+		if (step_done(s, st, "storing a string") < 0)
+			return -1;
+		*out = sqlite3_last_insert_rowid(s->db);
+	}
+	s->cache_str[l] = *out;
+	return 0;
+}
+
+/* Maps each of p's frames to a database frame id (frame_db) and cache frame id (frame_loc). */
+static int map_frames(struct store *s, const struct profile *p, int64_t *frame_db,
+		      uint32_t *frame_loc)
+{
+	for (size_t i = 0; i < p->nframes; i++) {
+		const struct profile_frame *f = &p->frames[i];
+		uint32_t lf, lm, lfile;
+		int64_t df, dm, dfile;
+		if (db_string(s, profile_str(p, f->function), &lf, &df) < 0 ||
+		    db_string(s, profile_str(p, f->module), &lm, &dm) < 0 ||
+		    db_string(s, profile_str(p, f->file), &lfile, &dfile) < 0)
+			return -1;
+		struct profile_frame lfr = { lf, lm, lfile, f->line, f->kind };
+		uint32_t l = profile_frame(s->cache, &lfr);
+		grow_cache(&s->cache_frame, s->cache->nframes, &s->cache_frame_alloc);
+		frame_loc[i] = l;
+		if (!s->cache_frame[l]) {
+			int64_t id = 0;
+			sqlite3_stmt *st = store_stmt(s, Q_FRAME_FIND);
+			if (!st)
+				return -1;
+			int64_t vals[5] = { df, dm, dfile, f->line, f->kind };
+			for (int k = 0; k < 5; k++)
+				sqlite3_bind_int64(st, k + 1, vals[k]);
+			int r = step_id(s, st, &id, "looking up a frame");
+			if (r < 0)
+				return -1;
+			if (!r) {
+				st = store_stmt(s, Q_FRAME_INSERT);
+				if (!st)
+					return -1;
+				for (int k = 0; k < 5; k++)
+					sqlite3_bind_int64(st, k + 1, vals[k]);
+				if (step_done(s, st, "storing a frame") < 0)
+					return -1;
+				id = sqlite3_last_insert_rowid(s->db);
+			}
+			s->cache_frame[l] = id;
+		}
+		frame_db[i] = s->cache_frame[l];
+	}
+	return 0;
+}
+
+/* Maps each of p's stack nodes to a database node id; parents precede children in p. */
+static int map_nodes(struct store *s, const struct profile *p, const uint32_t *frame_loc,
+		     const int64_t *frame_db, int64_t *node_db)
+{
+	uint32_t *node_loc = xmalloc(st_mult(p->nnodes, sizeof(*node_loc)));
+	int ret = -1;
+	node_loc[0] = 0;
+	node_db[0] = 0;
+	for (size_t i = 1; i < p->nnodes; i++) {
+		const struct profile_node *n = &p->nodes[i];
+		uint32_t l = profile_node(s->cache, node_loc[n->parent], frame_loc[n->frame]);
+		grow_cache(&s->cache_node, s->cache->nnodes, &s->cache_node_alloc);
+		node_loc[i] = l;
+		if (!s->cache_node[l]) {
+			int64_t id = 0;
+			sqlite3_stmt *st = store_stmt(s, Q_NODE_FIND);
+			if (!st)
+				goto out;
+			sqlite3_bind_int64(st, 1, node_db[n->parent]);
+			sqlite3_bind_int64(st, 2, frame_db[n->frame]);
+			int r = step_id(s, st, &id, "looking up a stack node");
+			if (r < 0)
+				goto out;
+			if (!r) {
+				st = store_stmt(s, Q_NODE_INSERT);
+				if (!st)
+					goto out;
+				sqlite3_bind_int64(st, 1, node_db[n->parent]);
+				sqlite3_bind_int64(st, 2, frame_db[n->frame]);
+				if (step_done(s, st, "storing a stack node") < 0)
+					goto out;
+				id = sqlite3_last_insert_rowid(s->db);
+			}
+			s->cache_node[l] = id;
+		}
+		node_db[i] = s->cache_node[l];
+	}
+	ret = 0;
+out:
+	free(node_loc);
+	return ret;
+}
+
+static int check_generation(struct store *s)
+{
+	int64_t gen = 0;
+	sqlite3_stmt *st = store_stmt(s, Q_GENERATION);
+	if (!st || step_id(s, st, &gen, "reading the database generation") < 0)
+		return -1;
+	if (gen != s->cache_gen) {
+		store_cache_reset(s);
+		s->cache_gen = gen;
+	}
+	if (!s->cache) {
+		s->cache = profile_new();
+		grow_cache(&s->cache_node, 1, &s->cache_node_alloc);
+	}
+	return 0;
+}
+
+static int branch_slot(struct store *s, const char *name, int64_t *id, int64_t *nruns)
+{
+	sqlite3_stmt *st = store_stmt(s, Q_BRANCH_FIND);
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(st, 0);
+		*nruns = sqlite3_column_int64(st, 1);
+		sqlite3_reset(st);
+		return 0;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(s, "looking up a branch");
+	st = store_stmt(s, Q_BRANCH_INSERT);
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (step_done(s, st, "storing a branch") < 0)
+		return -1;
+	*id = sqlite3_last_insert_rowid(s->db);
+	*nruns = 0;
+	return 0;
+}
+
+static int insert_run_row(struct store *s, const struct run_meta *m, const struct profile *p,
+			  int64_t branch_id, int64_t seq)
+{
+	sqlite3_stmt *st = store_stmt(s, Q_RUN_INSERT);
+	if (!st)
+		return -1;
+	const struct profile_stats *ps = &p->stats;
+	uint64_t samples = m->samples ? m->samples : ps->samples ? ps->samples : profile_total(p, NULL);
+	int hz = m->hz ? m->hz : ps->hz;
+	uint64_t period = ps->period_ns ? ps->period_ns : hz > 0 ? 1000000000ull / (unsigned)hz : 0;
+	double cpu = m->cpu_seconds != 0 ? m->cpu_seconds
+		     : ps->cpu_seconds != 0 ? ps->cpu_seconds
+					    : (double)samples * (double)period / 1e9;
+	int i = 1;
+	sqlite3_bind_int64(st, i++, branch_id);
+	sqlite3_bind_int64(st, i++, seq);
+	sqlite3_bind_int64(st, i++, m->created_at);
+	sqlite3_bind_text(st, i++, m->commit, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, i++, m->branch, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, i++, m->base_branch, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, i++, m->merge_base, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, i++, m->dirty);
+	sqlite3_bind_int64(st, i++, m->commit_time);
+	sqlite3_bind_text(st, i++, m->subject, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, i++, m->ci_provider, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, i++, m->pr_number);
+	sqlite3_bind_text(st, i++, m->job_url, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, i++, m->cpu_model, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, i++, m->cpu_count);
+	sqlite3_bind_text(st, i++, m->command, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, i++, m->exit_code ? m->exit_code : ps->exit_status);
+	sqlite3_bind_double(st, i++, m->wall_seconds != 0 ? m->wall_seconds : ps->wall_seconds);
+	sqlite3_bind_double(st, i++, cpu);
+	sqlite3_bind_int(st, i++, hz);
+	sqlite3_bind_int64(st, i++, (int64_t)samples);
+	sqlite3_bind_int64(st, i++, (int64_t)(m->lost ? m->lost : ps->lost));
+	sqlite3_bind_int64(st, i++, (int64_t)ps->processes);
+	sqlite3_bind_int64(st, i++, (int64_t)ps->threads);
+	sqlite3_bind_int64(st, i++, (int64_t)period);
+	return step_done(s, st, "storing a run");
+}
+
+static int add_run_txn(struct store *s, struct run_meta *meta, const struct profile *p)
+{
+	int ret = -1;
+	int64_t *frame_db = xmalloc(st_mult(p->nframes ? p->nframes : 1, sizeof(*frame_db)));
+	uint32_t *frame_loc = xmalloc(st_mult(p->nframes ? p->nframes : 1, sizeof(*frame_loc)));
+	int64_t *node_db = xmalloc(st_mult(p->nnodes, sizeof(*node_db)));
+	int64_t *test_db = xcalloc(p->nstr ? p->nstr : 1, sizeof(*test_db));
+	struct blob_entries run;
+	struct strbuf sb = STRBUF_INIT;
+	blob_entries_init(&run);
+
+	if (check_generation(s) < 0 || map_frames(s, p, frame_db, frame_loc) < 0 ||
+	    map_nodes(s, p, frame_loc, frame_db, node_db) < 0)
+		goto out;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *smp = &p->samples[i];
+		if (!smp->count)
+			continue;
+		if (!test_db[smp->test]) {
+			uint32_t l;
+			if (db_string(s, profile_str(p, smp->test), &l, &test_db[smp->test]) < 0)
+				goto out;
+		}
+		blob_entries_push(&run, (uint64_t)test_db[smp->test], (uint64_t)node_db[smp->node],
+				  smp->count);
+	}
+	blob_entries_normalize(&run);
+
+	int64_t branch_id = 0, seq = 0;
+	if (branch_slot(s, meta->branch, &branch_id, &seq) < 0 ||
+	    insert_run_row(s, meta, p, branch_id, seq) < 0)
+		goto out;
+	int64_t run_id = sqlite3_last_insert_rowid(s->db);
+	for (size_t i = 0; i < meta->ntags; i++) {
+		sqlite3_stmt *st = store_stmt(s, Q_TAG_INSERT);
+		if (!st)
+			goto out;
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, meta->tags[i].key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, meta->tags[i].value, -1, SQLITE_STATIC);
+		if (step_done(s, st, "storing a tag") < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < run.n;) {
+		size_t j = i;
+		uint64_t total = 0;
+		while (j < run.n && run.e[j].test == run.e[i].test)
+			total += run.e[j++].count;
+		strbuf_reset(&sb);
+		blob_encode_pairs(&sb, run.e + i, j - i);
+		sqlite3_stmt *st = store_stmt(s, Q_PROFILE_INSERT);
+		if (!st)
+			goto out;
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_int64(st, 2, (int64_t)run.e[i].test);
+		sqlite3_bind_int64(st, 3, (int64_t)total);
+		sqlite3_bind_blob(st, 4, sb.buf, (int)sb.len, SQLITE_STATIC);
+		if (step_done(s, st, "storing a profile") < 0)
+			goto out;
+		i = j;
+	}
+	sqlite3_stmt *st = store_stmt(s, Q_BRANCH_BUMP);
+	if (!st)
+		goto out;
+	sqlite3_bind_int64(st, 1, branch_id);
+	if (step_done(s, st, "counting the branch's runs") < 0 ||
+	    segtree_append(s, branch_id, seq, &run) < 0)
+		goto out;
+	meta->id = run_id;
+	ret = 0;
+out:
+	strbuf_release(&sb);
+	blob_entries_release(&run);
+	free(frame_db);
+	free(frame_loc);
+	free(node_db);
+	free(test_db);
+	return ret;
+}
+
+int store_add_run(struct store *s, struct run_meta *meta, const struct profile *p)
+{
+	if (s->readonly)
+		return cp_error("database %s was opened read-only; cannot store a run", s->path);
+	if (!meta->created_at)
+		meta->created_at = (int64_t)time(NULL);
+	if (store_begin(s) < 0)
+		return -1;
+	if (add_run_txn(s, meta, p) < 0)
+		goto fail;
+	if (store_test_hook_before_commit)
+		store_test_hook_before_commit();
+	if (store_commit(s) < 0) {
+		meta->id = 0;
+		return -1;
+	}
+	return 0;
+fail:
+	meta->id = 0;
+	store_rollback(s);
+	return -1;
+}
+
+/* ---- reading runs ----------------------------------------------------------------------- */
+
+#define RUN_COLS                                                                               \
+	"id, created_at, commit_id, branch, base_branch, merge_base, dirty, commit_time, "     \
+	"subject, ci_provider, pr_number, job_url, cpu_model, cpu_count, command, exit_code, " \
+	"wall_seconds, cpu_seconds, hz, samples, lost"
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	return t ? t : "";
+}
+
+static void fill_meta(sqlite3_stmt *st, struct run_meta *m)
+{
+	int i = 0;
+	m->id = sqlite3_column_int64(st, i++);
+	m->created_at = sqlite3_column_int64(st, i++);
+	run_meta_set(&m->commit, col_text(st, i++));
+	run_meta_set(&m->branch, col_text(st, i++));
+	run_meta_set(&m->base_branch, col_text(st, i++));
+	run_meta_set(&m->merge_base, col_text(st, i++));
+	m->dirty = sqlite3_column_int(st, i++);
+	m->commit_time = sqlite3_column_int64(st, i++);
+	run_meta_set(&m->subject, col_text(st, i++));
+	run_meta_set(&m->ci_provider, col_text(st, i++));
+	m->pr_number = sqlite3_column_int64(st, i++);
+	run_meta_set(&m->job_url, col_text(st, i++));
+	run_meta_set(&m->cpu_model, col_text(st, i++));
+	m->cpu_count = sqlite3_column_int(st, i++);
+	run_meta_set(&m->command, col_text(st, i++));
+	m->exit_code = sqlite3_column_int(st, i++);
+	m->wall_seconds = sqlite3_column_double(st, i++);
+	m->cpu_seconds = sqlite3_column_double(st, i++);
+	m->hz = sqlite3_column_int(st, i++);
+	m->samples = (uint64_t)sqlite3_column_int64(st, i++);
+	m->lost = (uint64_t)sqlite3_column_int64(st, i++);
+}
+
+static int load_tags(struct store *s, struct run_meta *m)
+{
+	sqlite3_stmt *st = store_stmt(s, Q_TAGS_GET);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, m->id);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		run_meta_set_tag(m, col_text(st, 0), col_text(st, 1));
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(s, "reading tags");
+	return 0;
+}
+
+int store_list_runs(struct store *s, const char *branch, size_t limit, struct run_meta **out,
+		    size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st;
+	const char *sql = branch ? "SELECT " RUN_COLS " FROM runs WHERE branch = ?1 "
+				   "ORDER BY id DESC LIMIT ?2"
+				 : "SELECT " RUN_COLS " FROM runs ORDER BY id DESC LIMIT ?2";
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "listing runs");
+	if (branch)
+		sqlite3_bind_text(st, 1, branch, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, limit ? (int64_t)limit : -1);
+	struct run_meta *runs = NULL;
+	size_t nruns = 0, alloc = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ALLOC_GROW(runs, nruns + 1, alloc);
+		run_meta_init(&runs[nruns]);
+		fill_meta(st, &runs[nruns]);
+		nruns++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_sqlerr(s, "listing runs");
+		goto fail;
+	}
+	for (size_t i = 0; i < nruns; i++)
+		if (load_tags(s, &runs[i]) < 0)
+			goto fail;
+	*out = runs;
+	*n = nruns;
+	return 0;
+fail:
+	store_runs_free(runs, nruns);
+	return -1;
+}
+
+void store_runs_free(struct run_meta *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		run_meta_release(&runs[i]);
+	free(runs);
+}
+
+int store_get_run(struct store *s, int64_t id, struct run_meta *out)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT " RUN_COLS " FROM runs WHERE id = ?1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return store_sqlerr(s, "reading a run");
+	sqlite3_bind_int64(st, 1, id);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		fill_meta(st, out);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return cp_error("no run %lld in %s; 'ciprof runs' lists the stored runs",
+				(long long)id, s->path);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(s, "reading a run");
+	return load_tags(s, out);
+}
+
+int store_latest_run(struct store *s, const char *branch, int64_t *out)
+{
+	sqlite3_stmt *st;
+	const char *sql = branch ? "SELECT max(id) FROM runs WHERE branch = ?1"
+				 : "SELECT max(id) FROM runs";
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "finding the latest run");
+	if (branch)
+		sqlite3_bind_text(st, 1, branch, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(s, "finding the latest run");
+	if (!id) {
+		if (branch)
+			return cp_error("no runs of branch '%s' in %s; 'ciprof runs' lists the "
+					"stored runs",
+					branch, s->path);
+		return cp_error("no runs stored in %s yet; record one with 'ciprof run -- CMD'",
+				s->path);
+	}
+	*out = id;
+	return 0;
+}
+
+/* ---- blobs back into profiles ----------------------------------------------------------- */
+
+static int idmap_eq(const void *ctx, uint32_t pos, const void *key)
+{
+	const struct idmap *m = ctx;
+	return m->keys[pos] == *(const uint64_t *)key;
+}
+
+void idmap_init(struct idmap *m)
+{
+	memset(m, 0, sizeof(*m));
+	hashidx_init(&m->idx);
+}
+
+void idmap_release(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	hashidx_release(&m->idx);
+	memset(m, 0, sizeof(*m));
+}
+
+int idmap_get(const struct idmap *m, uint64_t key, uint32_t *val)
+{
+	int64_t pos = hashidx_find(&m->idx, hash_mix(key), idmap_eq, m, &key);
+	if (pos < 0)
+		return 0;
+	*val = m->vals[pos];
+	return 1;
+}
+
+void idmap_put(struct idmap *m, uint64_t key, uint32_t val)
+{
+	ALLOC_GROW(m->keys, m->n + 1, m->alloc);
+	ALLOC_GROW(m->vals, m->n + 1, m->valloc);
+	m->keys[m->n] = key;
+	m->vals[m->n] = val;
+	hashidx_insert(&m->idx, hash_mix(key), (uint32_t)m->n);
+	m->n++;
+}
+
+void builder_init(struct profile_builder *b, struct store *s, struct profile *p)
+{
+	b->s = s;
+	b->p = p;
+	idmap_init(&b->strs);
+	idmap_init(&b->frames);
+	idmap_init(&b->nodes);
+}
+
+void builder_release(struct profile_builder *b)
+{
+	idmap_release(&b->strs);
+	idmap_release(&b->frames);
+	idmap_release(&b->nodes);
+}
+
+static int build_str(struct profile_builder *b, int64_t id, uint32_t *out)
+{
+	if (idmap_get(&b->strs, (uint64_t)id, out))
+		return 0;
+	sqlite3_stmt *st = store_stmt(b->s, Q_STR_GET);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = profile_intern_len(b->p, (const char *)sqlite3_column_text(st, 0),
+					  (size_t)sqlite3_column_bytes(st, 0));
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return cp_error("database %s is corrupt: string %lld is missing; restore a backup "
+				"or run 'ciprof gc'",
+				b->s->path, (long long)id);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(b->s, "reading a string");
+	idmap_put(&b->strs, (uint64_t)id, *out);
+	return 0;
+}
+
+static int build_frame(struct profile_builder *b, int64_t id, uint32_t *out)
+{
+	if (idmap_get(&b->frames, (uint64_t)id, out))
+		return 0;
+	sqlite3_stmt *st = store_stmt(b->s, Q_FRAME_GET);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	int rc = sqlite3_step(st);
+	int64_t v[5] = { 0 };
+	if (rc == SQLITE_ROW)
+		for (int i = 0; i < 5; i++)
+			v[i] = sqlite3_column_int64(st, i);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return cp_error("database %s is corrupt: frame %lld is missing; restore a backup",
+				b->s->path, (long long)id);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(b->s, "reading a frame");
+	struct profile_frame f = { .line = (uint32_t)v[3], .kind = (uint32_t)v[4] };
+	if (build_str(b, v[0], &f.function) < 0 || build_str(b, v[1], &f.module) < 0 ||
+	    build_str(b, v[2], &f.file) < 0)
+		return -1;
+	*out = profile_frame(b->p, &f);
+	idmap_put(&b->frames, (uint64_t)id, *out);
+	return 0;
+}
+
+/* The local node of database node id, creating its missing ancestors root first. */
+static int build_node(struct profile_builder *b, uint64_t id, uint32_t *out)
+{
+	uint64_t *chain = NULL, *chain_frames = NULL;
+	size_t n = 0, alloc = 0, falloc = 0;
+	uint32_t local = 0;
+	int ret = -1;
+	while (id && !idmap_get(&b->nodes, id, &local)) {
+		sqlite3_stmt *st = store_stmt(b->s, Q_NODE_GET);
+		if (!st)
+			goto out;
+		sqlite3_bind_int64(st, 1, (int64_t)id);
+		int rc = sqlite3_step(st);
+		int64_t parent = 0, frame = 0;
+		if (rc == SQLITE_ROW) {
+			parent = sqlite3_column_int64(st, 0);
+			frame = sqlite3_column_int64(st, 1);
+		}
+		sqlite3_reset(st);
+		if (rc == SQLITE_DONE) {
+			cp_error("database %s is corrupt: stack node %llu is missing; restore a backup",
+				 b->s->path, (unsigned long long)id);
+			goto out;
+		}
+		if (rc != SQLITE_ROW) {
+			store_sqlerr(b->s, "reading a stack node");
+			goto out;
+		}
+		if (n > 100000 || (uint64_t)parent >= id) {
+			cp_error("database %s is corrupt: stack node %llu has a bad parent; restore "
+				 "a backup",
+				 b->s->path, (unsigned long long)id);
+			goto out;
+		}
+		ALLOC_GROW(chain, n + 1, alloc);
+		ALLOC_GROW(chain_frames, n + 1, falloc);
+		chain[n] = id;
+		chain_frames[n] = (uint64_t)frame;
+		n++;
+		id = (uint64_t)parent;
+	}
+	if (!id)
+		local = 0;
+	while (n--) {
+		uint32_t f = 0;
+		if (build_frame(b, (int64_t)chain_frames[n], &f) < 0)
+			goto out;
+		local = profile_node(b->p, local, f);
+		idmap_put(&b->nodes, chain[n], local);
+	}
+	*out = local;
+	ret = 0;
+out:
+	free(chain);
+	free(chain_frames);
+	return ret;
+}
+
+int builder_add(struct profile_builder *b, const struct blob_entries *e)
+{
+	uint64_t last_test = UINT64_MAX;
+	uint32_t test = 0;
+	for (size_t i = 0; i < e->n; i++) {
+		if (e->e[i].test != last_test) {
+			if (build_str(b, (int64_t)e->e[i].test, &test) < 0)
+				return -1;
+			last_test = e->e[i].test;
+		}
+		uint32_t node;
+		if (build_node(b, e->e[i].node, &node) < 0)
+			return -1;
+		profile_add(b->p, test, node, e->e[i].count);
+	}
+	return 0;
+}
+
+int store_load_profile(struct store *s, int64_t id, const char *test, struct profile **out)
+{
+	*out = NULL;
+	struct run_meta m;
+	run_meta_init(&m);
+	struct blob_entries e;
+	blob_entries_init(&e);
+	struct profile *p = profile_new();
+	struct profile_builder b;
+	builder_init(&b, s, p);
+	int ret = -1;
+	if (store_get_run(s, id, &m) < 0)
+		goto out;
+	int64_t test_id = -1;
+	if (test) {
+		sqlite3_stmt *f = store_stmt(s, Q_STR_FIND);
+		if (!f)
+			goto out;
+		sqlite3_bind_text(f, 1, test, -1, SQLITE_STATIC);
+		if (step_id(s, f, &test_id, "looking up a test") < 0)
+			goto out;
+	}
+	sqlite3_stmt *st = store_stmt(s, Q_PROFILES_OF_RUN);
+	if (!st)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	int rc;
+	int found = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(st, 0);
+		if (test && t != test_id)
+			continue;
+		found = 1;
+		if (blob_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+				(uint64_t)t, &e) < 0) {
+			char *msg = xstrdup(cp_last_error());
+			cp_error("database %s is corrupt: run %lld: %s; restore a backup or delete the "
+				 "run with 'ciprof gc'",
+				 s->path, (long long)id, msg);
+			free(msg);
+			sqlite3_reset(st);
+			goto out;
+		}
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		store_sqlerr(s, "reading a profile");
+		goto out;
+	}
+	if (test && !found) {
+		cp_error("run %lld has no samples of test '%s'; 'ciprof show %lld --by test' lists "
+			 "its tests",
+			 (long long)id, test, (long long)id);
+		goto out;
+	}
+	blob_entries_normalize(&e);
+	if (builder_add(&b, &e) < 0)
+		goto out;
+	/* Stats of the whole run, from its row. */
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT samples, lost, processes, threads, period_ns, cpu_seconds, "
+			       "wall_seconds, hz, exit_code FROM runs WHERE id = ?1",
+			       -1, &q, NULL) != SQLITE_OK) {
+		store_sqlerr(s, "reading run stats");
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, id);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		p->stats.samples = (uint64_t)sqlite3_column_int64(q, 0);
+		p->stats.lost = (uint64_t)sqlite3_column_int64(q, 1);
+		p->stats.processes = (uint64_t)sqlite3_column_int64(q, 2);
+		p->stats.threads = (uint64_t)sqlite3_column_int64(q, 3);
+		p->stats.period_ns = (uint64_t)sqlite3_column_int64(q, 4);
+		p->stats.cpu_seconds = sqlite3_column_double(q, 5);
+		p->stats.wall_seconds = sqlite3_column_double(q, 6);
+		p->stats.hz = sqlite3_column_int(q, 7);
+		p->stats.exit_status = sqlite3_column_int(q, 8);
+	}
+	sqlite3_finalize(q);
+	*out = p;
+	p = NULL;
+	ret = 0;
+out:
+	builder_release(&b);
+	profile_free(p);
+	blob_entries_release(&e);
+	run_meta_release(&m);
+	return ret;
+}
+
+/* ---- counts and checks ------------------------------------------------------------------ */
+
+int store_counts(struct store *s, struct store_counts *out)
+{
+	static const char *const sql[] = {
+		"SELECT count(*) FROM runs",	 "SELECT count(*) FROM branches",
+		"SELECT count(*) FROM strings",	 "SELECT count(*) FROM frames",
+		"SELECT count(*) FROM nodes",	 "SELECT count(*) FROM profiles",
+		"SELECT count(*) FROM segtree",	 "PRAGMA page_count",
+		"PRAGMA page_size",		 "PRAGMA freelist_count",
+	};
+	int64_t *dst[] = { &out->runs,	 &out->branches,      &out->strings,
+			   &out->frames, &out->nodes,	      &out->profiles,
+			   &out->segtree_nodes, &out->page_count, &out->page_size,
+			   &out->freelist_pages };
+	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
+		if (query_int(s, sql[i], dst[i], "counting rows") < 0)
+			return -1;
+	return 0;
+}
+
+int store_check(struct store *s)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "checking integrity");
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && strcmp(col_text(st, 0), "ok")) {
+		cp_error("database %s is corrupt: %s; restore a backup", s->path, col_text(st, 0));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(s, "checking integrity");
+	/* A branch of n runs has, at level l >= 1, exactly floor(n / 2^l) nodes, and its runs
+	 * are numbered 0..n-1. */
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT b.id, b.name, b.nruns, (SELECT count(*) FROM runs r WHERE "
+			       "r.branch_id = b.id), (SELECT coalesce(max(seq), -1) FROM runs r "
+			       "WHERE r.branch_id = b.id), (SELECT count(*) FROM segtree t WHERE "
+			       "t.branch_id = b.id) FROM branches b",
+			       -1, &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "checking segment trees");
+	int ret = 0;
+	while (!ret && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 2), runs = sqlite3_column_int64(st, 3);
+		int64_t maxseq = sqlite3_column_int64(st, 4), nodes = sqlite3_column_int64(st, 5);
+		int64_t want = 0;
+		for (int l = 1; l < 63 && (n >> l); l++)
+			want += n >> l;
+		if (runs != n || maxseq != n - 1 || nodes != want)
+			ret = cp_error("database %s: branch '%s' has %lld runs (numbered up to %lld) "
+				       "and %lld segment tree nodes, expected %lld runs and %lld "
+				       "nodes; run 'ciprof gc' to rebuild",
+				       s->path, col_text(st, 1), (long long)runs, (long long)maxseq,
+				       (long long)nodes, (long long)n, (long long)want);
+	}
+	sqlite3_finalize(st);
+	if (!ret && rc != SQLITE_DONE)
+		return store_sqlerr(s, "checking segment trees");
+	return ret;
+}
