@@ -1,0 +1,103 @@
+# Shared helpers for the integration tests (sourced by each test_*.sh).
+# ctest sets CIPROF (the binary), CIPROF_BUILD (its build dir) and CIPROF_SRC (the source dir);
+# run by hand they default to ./build and the tree this file lives in.
+set -u
+
+CIPROF_SRC=${CIPROF_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+CIPROF_BUILD=${CIPROF_BUILD:-$CIPROF_SRC/build}
+CIPROF=${CIPROF:-$CIPROF_BUILD/ciprof}
+TEST_NAME=$(basename "$0" .sh)
+FAILURES=0
+
+# fail MSG...: report a failed check and stop the test.
+fail() {
+	echo "FAIL [$TEST_NAME]: $*" >&2
+	exit 1
+}
+
+# check_failed MSG...: report a failed check but keep going (the test fails at the end).
+check_failed() {
+	echo "FAIL [$TEST_NAME]: $*" >&2
+	FAILURES=$((FAILURES + 1))
+}
+
+ok() {
+	echo "ok   [$TEST_NAME]: $*"
+}
+
+# finish: exit 0 when no check failed.
+finish() {
+	if [ "$FAILURES" -ne 0 ]; then
+		echo "FAIL [$TEST_NAME]: $FAILURES check(s) failed" >&2
+		exit 1
+	fi
+	echo "PASS [$TEST_NAME]"
+	exit 0
+}
+
+[ -x "$CIPROF" ] || fail "ciprof binary '$CIPROF' not found or not executable (set CIPROF)"
+command -v python3 >/dev/null || fail "python3 is needed by the integration tests"
+
+# A private temporary directory, removed on exit unless KEEP_TMP=1.
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ciprof-$TEST_NAME.XXXXXX") || fail "cannot create a temp dir"
+cleanup() {
+	if [ "${KEEP_TMP:-0}" = 1 ]; then
+		echo "note [$TEST_NAME]: kept $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+
+# run_capture NAME CMD...: runs CMD with stdout to $TMP/NAME.out and stderr to $TMP/NAME.err,
+# stdin from /dev/null; its status lands in RC. Never fails by itself.
+run_capture() {
+	local name=$1
+	shift
+	RC=0
+	"$@" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null || RC=$?
+}
+
+# expect_rc WHAT EXPECTED NAME: checks RC against EXPECTED, showing NAME's stderr if not.
+expect_rc() {
+	if [ "$RC" -eq "$2" ]; then
+		ok "$1: exit status $RC"
+	else
+		check_failed "$1: exit status $RC, expected $2; stderr was:"
+		sed 's/^/    /' "$TMP/$3.err" >&2
+	fi
+}
+
+# expect_grep WHAT FILE FIXED-STRING: checks that FILE contains the string.
+expect_grep() {
+	if grep -qF -- "$3" "$2"; then
+		ok "$1: found '$3'"
+	else
+		check_failed "$1: '$3' not found in $(basename "$2"); it holds:"
+		sed 's/^/    /' "$2" | head -20 >&2
+	fi
+}
+
+# check_folded FILE: the file is well-formed folded output ("frame;frame;... COUNT" lines,
+# positive counts, no empty frames) with at least one sample. Prints the total samples.
+check_folded() {
+	python3 - "$1" <<'PY'
+import sys
+path = sys.argv[1]
+total = 0
+try:
+    lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+except OSError as e:
+    sys.exit(f"cannot read the folded profile {path}: {e}")
+for n, line in enumerate(lines, 1):
+    stack, sep, count = line.rpartition(" ")
+    if not sep or not count.isdigit() or int(count) <= 0:
+        sys.exit(f"{path}:{n}: not 'stack COUNT': {line!r}")
+    if any(f == "" for f in stack.split(";")):
+        sys.exit(f"{path}:{n}: empty frame in {stack!r}")
+    total += int(count)
+if total == 0:
+    sys.exit(f"{path}: no samples")
+print(total)
+PY
+}

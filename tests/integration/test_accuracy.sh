@@ -1,0 +1,100 @@
+#!/bin/bash
+# Accuracy: profile a workload that knows how much CPU each of its functions used (a parent,
+# a forked child, a thread and a program exec'd through sh) and compare ciprof's folded
+# profile with that truth: each burn_* function's inclusive share of samples within 2 points
+# of its true share, complete call chains (burn_X -> spin_X), the process name as root frame,
+# and a sample total matching the CPU time used.
+. "$(dirname "$0")/lib.sh"
+
+WORKLOAD=$CIPROF_BUILD/examples/accuracy/accuracy_workload
+HZ=999
+[ -x "$WORKLOAD" ] || fail "$WORKLOAD not built (target accuracy_workload)"
+
+run_capture run "$CIPROF" run --hz $HZ --no-store -o "$TMP/p.folded" --format folded -- \
+	"$WORKLOAD" --truth "$TMP/truth.txt"
+expect_rc "ciprof run accuracy_workload" 0 run
+[ "$RC" -eq 0 ] || finish
+[ -s "$TMP/truth.txt" ] || fail "the workload wrote no truth file"
+total=$(check_folded "$TMP/p.folded") || fail "bad folded profile: $total"
+ok "folded profile is well-formed, $total samples"
+
+# The kernel's name for the process: the executable's base name cut to 15 bytes.
+comm=$(basename "$WORKLOAD" | cut -c1-15)
+
+python3 - "$TMP/p.folded" "$TMP/truth.txt" "$HZ" "$comm" <<'PY' || check_failed "profile does not match the truth (see above)"
+import sys
+folded, truth_path, hz, comm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+ROLES = ["burn_parent", "burn_child", "burn_thread", "burn_exec"]
+errors = []
+
+truth = {}
+for line in open(truth_path):
+    name, secs = line.split()
+    truth[name] = truth.get(name, 0.0) + float(secs)
+missing = [r for r in ROLES if r not in truth]
+if missing:
+    sys.exit(f"the truth file lacks {missing}: the workload failed")
+truth_total = sum(truth.values())
+
+stacks = []
+for line in open(folded):
+    stack, _, count = line.rstrip("\n").rpartition(" ")
+    stacks.append((stack.split(";"), int(count)))
+all_samples = sum(c for _, c in stacks)
+
+incl = {r: 0 for r in ROLES}          # samples whose stack holds burn_X anywhere
+with_spin = {r: 0 for r in ROLES}     # ... and whose next frame down is spin_X
+bad_root = {r: 0 for r in ROLES}      # ... and whose root frame is not the process name
+orphan_spin = {r: 0 for r in ROLES}   # spin_X samples whose caller burn_X was lost
+for frames, c in stacks:
+    for r in ROLES:
+        spin = "spin_" + r[len("burn_"):]
+        if r in frames:
+            incl[r] += c
+            i = frames.index(r)
+            if i + 1 < len(frames) and frames[i + 1] == spin:
+                with_spin[r] += c
+            if frames[0] != comm:
+                bad_root[r] += c
+        elif spin in frames:
+            orphan_spin[r] += c
+
+burn_total = sum(incl.values())
+print(f"{'function':<12} {'truth s':>8} {'truth %':>8} {'samples':>8} {'profile %':>9} {'diff':>6}")
+for r in ROLES:
+    ts = 100.0 * truth[r] / truth_total
+    ps = 100.0 * incl[r] / burn_total if burn_total else 0.0
+    print(f"{r:<12} {truth[r]:8.3f} {ts:8.2f} {incl[r]:8d} {ps:9.2f} {ps - ts:+6.2f}")
+    if incl[r] == 0:
+        errors.append(f"{r} is missing from the profile")
+        continue
+    if abs(ps - ts) > 2.0:
+        errors.append(f"{r}: profile share {ps:.2f}% vs true share {ts:.2f}% "
+                      f"(more than 2 points apart)")
+    spin = "spin_" + r[len("burn_"):]
+    if with_spin[r] < 0.9 * incl[r]:
+        errors.append(f"{r}: only {with_spin[r]} of its {incl[r]} samples have {spin} "
+                      "right below it: call chains are broken")
+    if orphan_spin[r] > 0.02 * incl[r]:
+        errors.append(f"{spin}: {orphan_spin[r]} samples without its caller {r}: "
+                      "call chains lose frames")
+    if bad_root[r]:
+        roots = sorted({f[0] for f, _ in stacks if r in f})
+        errors.append(f"{r}: {bad_root[r]} samples do not start with the process name "
+                      f"'{comm}' (roots seen: {roots})")
+
+cpu_profile = all_samples / hz
+print(f"all samples: {all_samples} = {cpu_profile:.3f} CPU-s at {hz} Hz; "
+      f"truth: {truth_total:.3f} CPU-s in burn_*")
+if abs(cpu_profile - truth_total) > 0.15 * truth_total + 0.05:
+    errors.append(f"samples/hz = {cpu_profile:.3f} s is not within 15% of the "
+                  f"{truth_total:.3f} CPU-s the workload used")
+if burn_total < 0.9 * all_samples:
+    errors.append(f"only {burn_total} of {all_samples} samples are in burn_* functions, "
+                  "which hold nearly all of the workload's CPU time")
+for e in errors:
+    print("  mismatch:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+[ "$FAILURES" -eq 0 ] && ok "shares, call chains, root frames and sample total match the truth"
+finish

@@ -1,0 +1,156 @@
+#!/bin/bash
+# `ciprof run` is transparent: it exits with the command's status (128+N for signal N, 127
+# with a clear message when the command cannot run), forwards SIGTERM/SIGINT to it and still
+# writes the profile, and passes stdin, stdout and stderr through untouched.
+. "$(dirname "$0")/lib.sh"
+
+# --- exit statuses ----------------------------------------------------------------------
+run_capture exit7 "$CIPROF" run --no-store -- sh -c 'exit 7'
+expect_rc "sh -c 'exit 7'" 7 exit7
+
+run_capture exit0 "$CIPROF" run --no-store -- true
+expect_rc "true" 0 exit0
+
+run_capture segv "$CIPROF" run --no-store -- sh -c 'kill -SEGV $$'
+expect_rc "sh killed by SIGSEGV" 139 segv
+
+run_capture noent "$CIPROF" run --no-store -- /nonexistent/prog
+expect_rc "/nonexistent/prog" 127 noent
+expect_grep "/nonexistent/prog message" "$TMP/noent.err" "cannot run '/nonexistent/prog'"
+expect_grep "/nonexistent/prog message" "$TMP/noent.err" "No such file"
+
+printf '#!/bin/sh\necho should not run\n' >"$TMP/not-executable"
+chmod 644 "$TMP/not-executable"
+run_capture noexec "$CIPROF" run --no-store -- "$TMP/not-executable"
+expect_rc "non-executable file" 127 noexec
+expect_grep "non-executable file message" "$TMP/noexec.err" "cannot run '$TMP/not-executable'"
+expect_grep "non-executable file message" "$TMP/noexec.err" "Permission denied"
+if grep -q "should not run" "$TMP/noexec.out"; then
+	check_failed "the non-executable file was run anyway"
+fi
+
+# A command found through PATH, and one that is not found there.
+run_capture path_ok "$CIPROF" run --no-store -- sh -c 'exit 3'
+expect_rc "command from PATH" 3 path_ok
+run_capture path_missing "$CIPROF" run --no-store -- ciprof-no-such-command-xyz
+expect_rc "command missing from PATH" 127 path_missing
+expect_grep "missing command message" "$TMP/path_missing.err" \
+	"cannot run 'ciprof-no-such-command-xyz'"
+
+# --- signal forwarding --------------------------------------------------------------------
+# Background jobs of a non-interactive shell start with SIGINT ignored, and a shell cannot
+# trap a signal ignored on entry; so start ciprof through a tiny wrapper restoring defaults.
+start_bg() {
+	python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
+    signal.signal(s, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@" &
+	BG=$!
+}
+
+# descendants PID: prints the pids of all processes below PID.
+descendants() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
+# wait_for_child PID COMM: waits (up to 10 s) until a process named COMM runs below PID.
+wait_for_child() {
+	local i c
+	for i in $(seq 100); do
+		for c in $(descendants "$1"); do
+			[ "$(cat /proc/"$c"/comm 2>/dev/null)" = "$2" ] && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# signal_test NAME SIGNAL EXPECTED_RC CMD...: runs ciprof on CMD in the background, sends
+# SIGNAL to ciprof once CMD is running and has burned some CPU, and checks the status and
+# that the profile was still written with samples of the command in it.
+signal_test() {
+	local name=$1 sig=$2 expect=$3 comm=$4
+	shift 4
+	start_bg "$CIPROF" run --no-store -o "$TMP/$name.folded" -- "$@" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err"
+	local pid=$BG
+	if ! wait_for_child "$pid" "$comm"; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		check_failed "$name: the command '$comm' never started under ciprof"
+		return
+	fi
+	sleep 1
+	kill -"$sig" "$pid"
+	local i
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		check_failed "$name: ciprof still running 10 s after SIG$sig; killing it"
+		local c
+		for c in $(descendants "$pid"); do
+			kill -KILL "$c" 2>/dev/null
+		done
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	RC=0
+	wait "$pid" || RC=$?
+	expect_rc "$name (SIG$sig forwarded)" "$expect" "$name"
+	local n
+	if n=$(check_folded "$TMP/$name.folded" 2>"$TMP/$name.check"); then
+		ok "$name: profile written after SIG$sig, $n samples"
+		if grep -q "^$comm;" "$TMP/$name.folded"; then
+			ok "$name: the busy command '$comm' was sampled"
+		else
+			check_failed "$name: no stack rooted at '$comm' in the profile"
+		fi
+	else
+		check_failed "$name: no usable profile after SIG$sig: $(cat "$TMP/$name.check")"
+	fi
+}
+
+signal_test term_trap TERM 42 sh sh -c 'trap "exit 42" TERM; while :; do :; done'
+signal_test int_trap INT 43 sh sh -c 'trap "exit 43" INT; while :; do :; done'
+# Untrapped: the command dies of the signal, ciprof exits 128+15. The command is a busy
+# loop in a shell (named "sh") so that the profile has samples.
+signal_test term_plain TERM 143 sh sh -c 'while :; do :; done'
+
+# --- input and output pass through --------------------------------------------------------
+printf 'a\nb\0c' >"$TMP/printf.expect"
+RC=0
+"$CIPROF" run --no-store -- printf 'a\nb\0c' >"$TMP/printf.out" 2>"$TMP/printf.err" || RC=$?
+expect_rc "printf" 0 printf
+if cmp -s "$TMP/printf.expect" "$TMP/printf.out"; then
+	ok "stdout is byte-identical"
+else
+	check_failed "stdout differs: expected $(od -c "$TMP/printf.expect" | head -2), got $(od -c "$TMP/printf.out" | head -2)"
+fi
+
+RC=0
+out=$(echo hi | "$CIPROF" run --no-store -- cat 2>"$TMP/cat.err") || RC=$?
+expect_rc "echo hi | cat" 0 cat
+[ "$out" = hi ] && ok "stdin reaches the command" || check_failed "stdin: got '$out', expected 'hi'"
+
+# A megabyte of binary data through stdin and stdout, and stderr apart from stdout.
+head -c 1048576 /dev/urandom >"$TMP/big.in"
+RC=0
+"$CIPROF" run --no-store -- cat <"$TMP/big.in" >"$TMP/big.out" 2>"$TMP/big.err" || RC=$?
+expect_rc "cat of 1 MiB" 0 big
+cmp -s "$TMP/big.in" "$TMP/big.out" && ok "1 MiB of binary data passes through" ||
+	check_failed "1 MiB through cat came out different ($(wc -c <"$TMP/big.out") bytes)"
+
+RC=0
+"$CIPROF" run --no-store -- sh -c 'echo to-out; echo to-err >&2' \
+	>"$TMP/split.out" 2>"$TMP/split.err" </dev/null || RC=$?
+expect_rc "stdout/stderr split" 0 split
+[ "$(cat "$TMP/split.out")" = to-out ] && ok "stdout holds only the command's stdout" ||
+	check_failed "stdout is '$(cat "$TMP/split.out")', expected 'to-out'"
+expect_grep "stderr passes through" "$TMP/split.err" "to-err"
+
+finish
