@@ -40,10 +40,10 @@ struct cli_command {
  * error, already printed).
  */
 int cli_parse(int argc, char **argv, const char *cmd, const char *usage_line,
-	      const char *description, const struct cli_option *opts,
-	      int (*on_opt)(void *ctx, int id, const char *arg), void *ctx, int *first_arg);
+              const char *description, const struct cli_option *opts,
+              int (*on_opt)(void *ctx, int id, const char *arg), void *ctx, int *first_arg);
 void cli_print_usage(FILE *out, const char *cmd, const char *usage_line, const char *description,
-		     const struct cli_option *opts);
+                     const struct cli_option *opts);
 
 /* Prints "ciprof: error: MSG" (used for usage errors) and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -26,36 +26,37 @@ enum {
 };
 
 static const struct cli_option run_options[] = {
-	{ "hz", OPT_HZ, "N", "samples per CPU-second per thread, 1..10000 (default 99)" },
-	{ "output", 'o', "FILE", "write the profile to FILE ('-' for stdout)" },
-	{ "format", OPT_FORMAT, "FMT", "format of --output: folded (default)" },
-	{ "backend", OPT_BACKEND, "B", "auto (default), perf or preload" },
-	{ "unwind", OPT_UNWIND, "U", "fp (frame pointers, default) or dwarf" },
-	{ "no-store", OPT_NO_STORE, NULL, "do not store the run in the database" },
-	{ "db", OPT_DB, "FILE", "database (default $CIPROF_DB, else .ciprof/ciprof.db at the "
-				"top of the git work tree)" },
-	{ "tag", OPT_TAG, "K=V", "label the stored run (repeatable)" },
-	{ "ring-pages", OPT_RING_PAGES, "N", "ring buffer pages per CPU, a power of two" },
-	{ "quiet", 'q', NULL, "no summary; only warnings and errors" },
-	{ "verbose", 'v', NULL, "say more (twice: debug)" },
-	{ NULL, 0, NULL, NULL },
+        {"hz", OPT_HZ, "N", "samples per CPU-second per thread, 1..10000 (default 99)"},
+        {"output", 'o', "FILE", "write the profile to FILE ('-' for stdout)"},
+        {"format", OPT_FORMAT, "FMT", "format of --output: folded (default)"},
+        {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
+        {"unwind", OPT_UNWIND, "U", "fp (frame pointers, default) or dwarf"},
+        {"no-store", OPT_NO_STORE, NULL, "do not store the run in the database"},
+        {"db", OPT_DB, "FILE",
+         "database (default $CIPROF_DB, else .ciprof/ciprof.db at the "
+         "top of the git work tree)"},
+        {"tag", OPT_TAG, "K=V", "label the stored run (repeatable)"},
+        {"ring-pages", OPT_RING_PAGES, "N", "ring buffer pages per CPU, a power of two"},
+        {"quiet", 'q', NULL, "no summary; only warnings and errors"},
+        {"verbose", 'v', NULL, "say more (twice: debug)"},
+        {NULL, 0, NULL, NULL},
 };
 
 static const char run_usage[] = "[<options>] -- CMD [ARGS...]";
 static const char run_description[] =
-	"Runs CMD and samples every process and thread it starts (forks, threads, exec chains\n"
-	"such as sh -> make -> test binaries) at --hz samples per CPU-second, with the kernel's\n"
-	"perf_event_open cpu-clock event. CMD's input and output pass through untouched.\n"
-	"When it ends, ciprof prints a summary to stderr (samples taken and lost, processes,\n"
-	"CPU seconds, the top 10 functions by self share) and exits with CMD's own status\n"
-	"(128+N when CMD died of signal N; 127 when it could not be run).\n"
-	"The run is stored, with its git commit, branch and CI context, in the database\n"
-	"(see 'ciprof runs' and 'ciprof show') unless --no-store is given.\n"
-	"\n"
-	"examples:\n"
-	"  ciprof run -- make test\n"
-	"  ciprof run --tag suite=unit -- ctest -j2\n"
-	"  ciprof run --hz 999 --no-store -o prof.folded -- ./mytests";
+        "Runs CMD and samples every process and thread it starts (forks, threads, exec chains\n"
+        "such as sh -> make -> test binaries) at --hz samples per CPU-second, with the kernel's\n"
+        "perf_event_open cpu-clock event. CMD's input and output pass through untouched.\n"
+        "When it ends, ciprof prints a summary to stderr (samples taken and lost, processes,\n"
+        "CPU seconds, the top 10 functions by self share) and exits with CMD's own status\n"
+        "(128+N when CMD died of signal N; 127 when it could not be run).\n"
+        "The run is stored, with its git commit, branch and CI context, in the database\n"
+        "(see 'ciprof runs' and 'ciprof show') unless --no-store is given.\n"
+        "\n"
+        "examples:\n"
+        "  ciprof run -- make test\n"
+        "  ciprof run --tag suite=unit -- ctest -j2\n"
+        "  ciprof run --hz 999 --no-store -o prof.folded -- ./mytests";
 
 struct run_args {
 	struct runner_opts ropts;
@@ -74,7 +75,7 @@ static int run_opt(void *ctx, int id, const char *arg)
 	case OPT_HZ:
 		if (cli_parse_int(arg, RUNNER_HZ_MIN, RUNNER_HZ_MAX, &v) < 0) {
 			cli_usage_error("run", "--hz takes a whole number from %d to %d, not '%s'",
-					RUNNER_HZ_MIN, RUNNER_HZ_MAX, arg);
+			                RUNNER_HZ_MIN, RUNNER_HZ_MAX, arg);
 			return -1;
 		}
 		a->ropts.hz = (int)v;
@@ -96,10 +97,11 @@ static int run_opt(void *ctx, int id, const char *arg)
 			a->ropts.backend = RUNNER_BACKEND_PERF;
 		else if (!strcmp(arg, "preload")) {
 			cli_usage_error("run", "the preload backend is not built yet; use "
-					       "--backend perf (or auto)");
+			                       "--backend perf (or auto)");
 			return -1;
 		} else {
-			cli_usage_error("run", "--backend takes auto, perf or preload, not '%s'", arg);
+			cli_usage_error("run", "--backend takes auto, perf or preload, not '%s'",
+			                arg);
 			return -1;
 		}
 		return 0;
@@ -108,7 +110,7 @@ static int run_opt(void *ctx, int id, const char *arg)
 			a->ropts.unwind = RUNNER_UNWIND_FP;
 		else if (!strcmp(arg, "dwarf")) {
 			cli_usage_error("run", "--unwind dwarf is not built yet; frame-pointer "
-					       "unwinding (fp) is the one available");
+			                       "unwinding (fp) is the one available");
 			return -1;
 		} else {
 			cli_usage_error("run", "--unwind takes fp or dwarf, not '%s'", arg);
@@ -117,8 +119,10 @@ static int run_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_RING_PAGES:
 		if (cli_parse_int(arg, 1, 1 << 16, &v) < 0 || (v & (v - 1))) {
-			cli_usage_error("run", "--ring-pages takes a power of two up to 65536, "
-					       "not '%s'", arg);
+			cli_usage_error("run",
+			                "--ring-pages takes a power of two up to 65536, "
+			                "not '%s'",
+			                arg);
 			return -1;
 		}
 		a->ropts.ring_pages = (size_t)v;
@@ -161,14 +165,14 @@ static void print_summary(const struct profile *p)
 		return;
 	uint64_t total = profile_total(p, NULL);
 	fprintf(stderr,
-		"ciprof: %llu samples at %d Hz (%llu lost), %llu processes, %llu threads, "
-		"%.2f CPU-s in %.2f s\n",
-		(unsigned long long)st->samples, st->hz, (unsigned long long)st->lost,
-		(unsigned long long)st->processes, (unsigned long long)st->threads,
-		st->cpu_seconds, st->wall_seconds);
+	        "ciprof: %llu samples at %d Hz (%llu lost), %llu processes, %llu threads, "
+	        "%.2f CPU-s in %.2f s\n",
+	        (unsigned long long)st->samples, st->hz, (unsigned long long)st->lost,
+	        (unsigned long long)st->processes, (unsigned long long)st->threads, st->cpu_seconds,
+	        st->wall_seconds);
 	if (st->lost && st->samples)
 		log_warn("%.1f%% of samples were lost: raise --ring-pages or lower --hz",
-			 100.0 * (double)st->lost / (double)(st->samples + st->lost));
+		         100.0 * (double)st->lost / (double)(st->samples + st->lost));
 	if (!total)
 		return;
 	struct profile_func *f;
@@ -177,9 +181,10 @@ static void print_summary(const struct profile *p)
 	fprintf(stderr, "   self   total  function\n");
 	for (size_t i = 0; i < n && i < 10; i++) {
 		const char *mod = profile_str(p, f[i].module);
-		fprintf(stderr, " %5.1f%%  %5.1f%%  %s%s%s%s\n", 100.0 * (double)f[i].self / (double)total,
-			100.0 * (double)f[i].total / (double)total, profile_str(p, f[i].function),
-			*mod ? " [" : "", mod, *mod ? "]" : "");
+		fprintf(stderr, " %5.1f%%  %5.1f%%  %s%s%s%s\n",
+		        100.0 * (double)f[i].self / (double)total,
+		        100.0 * (double)f[i].total / (double)total, profile_str(p, f[i].function),
+		        *mod ? " [" : "", mod, *mod ? "]" : "");
 	}
 	free(f);
 }
@@ -191,7 +196,7 @@ static void collect_meta(struct run_meta *m, char **argv)
 	m->created_at = (int64_t)time(NULL);
 	if (gitmeta_collect(m, ".", NULL, environ) < 0)
 		log_warn("git metadata unavailable, the run is stored without it: %s",
-			 cp_last_error());
+		         cp_last_error());
 	gitmeta_ci(m, environ);
 	gitmeta_host(m);
 	char *cmd = gitmeta_command_string(argv);
@@ -240,20 +245,20 @@ static int write_output(const struct profile *p, const char *path)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_args a = { 0 };
+	struct run_args a = {0};
 	runner_opts_init(&a.ropts);
 	run_meta_init(&a.meta);
 	int first, status;
 	struct profile *p = NULL;
 	int r = cli_parse(argc, argv, "run", run_usage, run_description, run_options, run_opt, &a,
-			  &first);
+	                  &first);
 	if (r) {
 		status = r > 0 ? cli_finish_stdout() : EXIT_USAGE;
 		goto out;
 	}
 	if (first >= argc) {
-		status = cli_usage_error("run", "no command given; usage: ciprof run %s",
-					 run_usage);
+		status =
+		        cli_usage_error("run", "no command given; usage: ciprof run %s", run_usage);
 		goto out;
 	}
 	if (a.format && !a.output) {

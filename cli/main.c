@@ -6,14 +6,14 @@
 #include <string.h>
 
 const struct cli_command cli_commands[] = {
-	{ "run", cmd_run, "profile a command and its whole process tree" },
-	{ "runs", cmd_runs, "list stored runs" },
-	{ "show", cmd_show, "show a stored run by function or by test" },
-	{ "export", cmd_export, "export a stored run (folded, speedscope)" },
-	{ "gc", cmd_gc, "delete old runs from the database" },
-	{ "version", cmd_version, "print ciprof's version" },
-	{ "help", cmd_help, "show help for ciprof or one command" },
-	{ NULL, NULL, NULL },
+        {"run", cmd_run, "profile a command and its whole process tree"},
+        {"runs", cmd_runs, "list stored runs"},
+        {"show", cmd_show, "show a stored run by function or by test"},
+        {"export", cmd_export, "export a stored run (folded, speedscope)"},
+        {"gc", cmd_gc, "delete old runs from the database"},
+        {"version", cmd_version, "print ciprof's version"},
+        {"help", cmd_help, "show help for ciprof or one command"},
+        {NULL, NULL, NULL},
 };
 
 static void print_main_usage(FILE *out)
@@ -40,7 +40,7 @@ int cmd_help(int argc, char **argv)
 	}
 	for (const struct cli_command *c = cli_commands; c->name; c++) {
 		if (!strcmp(c->name, argv[1]) && c->fn != cmd_help) {
-			char *args[] = { argv[1], "--help", NULL };
+			char *args[] = {argv[1], "--help", NULL};
 			return c->fn(2, args);
 		}
 	}
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 			return cmd_version(1, argv);
 		else
 			return cli_usage_error(NULL, "unknown option '%s'; see 'ciprof --help'",
-					       argv[i]);
+			                       argv[i]);
 	}
 	log_set_level(verbosity);
 	if (i >= argc) {

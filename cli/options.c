@@ -12,7 +12,7 @@
 #include "common/xalloc.h"
 
 void cli_print_usage(FILE *out, const char *cmd, const char *usage_line, const char *description,
-		     const struct cli_option *opts)
+                     const struct cli_option *opts)
 {
 	fprintf(out, "usage: ciprof %s %s\n\n%s\n", cmd, usage_line, description);
 	if (!opts[0].long_name)
@@ -57,8 +57,8 @@ int cli_parse_int(const char *s, long min, long max, long *out)
 }
 
 int cli_parse(int argc, char **argv, const char *cmd, const char *usage_line,
-	      const char *description, const struct cli_option *opts,
-	      int (*on_opt)(void *ctx, int id, const char *arg), void *ctx, int *first_arg)
+              const char *description, const struct cli_option *opts,
+              int (*on_opt)(void *ctx, int id, const char *arg), void *ctx, int *first_arg)
 {
 	size_t n = 0;
 	while (opts[n].long_name)
@@ -78,7 +78,7 @@ int cli_parse(int argc, char **argv, const char *cmd, const char *usage_line,
 				*sp++ = ':';
 		}
 	}
-	lo[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[n] = (struct option){"help", no_argument, NULL, 'h'};
 	*sp++ = 'h';
 	int ret = 0;
 	optind = 1;
@@ -95,10 +95,10 @@ int cli_parse(int argc, char **argv, const char *cmd, const char *usage_line,
 		if (c == '?') {
 			if (optopt)
 				cli_usage_error(cmd, "unknown option '-%c'; see 'ciprof %s --help'",
-						optopt, cmd);
+				                optopt, cmd);
 			else
 				cli_usage_error(cmd, "unknown option '%s'; see 'ciprof %s --help'",
-						argv[optind - 1], cmd);
+				                argv[optind - 1], cmd);
 			ret = -1;
 			goto out;
 		}
@@ -126,7 +126,7 @@ int cli_finish_stdout(void)
 		bad = 1;
 	if (bad) {
 		fprintf(stderr, "ciprof: error: cannot write to standard output: %s\n",
-			strerror(errno));
+		        strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;

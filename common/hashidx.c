@@ -17,7 +17,7 @@ void hashidx_release(struct hashidx *h)
 }
 
 int64_t hashidx_find(const struct hashidx *h, uint64_t hash, hashidx_eq_fn eq, const void *ctx,
-		     const void *key)
+                     const void *key)
 {
 	if (!h->cap)
 		return -1;

@@ -25,7 +25,7 @@ void hashidx_init(struct hashidx *h);
 void hashidx_release(struct hashidx *h);
 /* The position of the item equal to key, or -1. */
 int64_t hashidx_find(const struct hashidx *h, uint64_t hash, hashidx_eq_fn eq, const void *ctx,
-		     const void *key);
+                     const void *key);
 /* Records that the item at pos has this hash (the caller checked it is absent). */
 void hashidx_insert(struct hashidx *h, uint64_t hash, uint32_t pos);
 

@@ -19,7 +19,7 @@ struct profile *profile_new(void)
 	hashidx_init(&p->sample_idx);
 	profile_intern(p, "");
 	ALLOC_GROW(p->nodes, 1, p->nodes_alloc);
-	p->nodes[0] = (struct profile_node){ 0, UINT32_MAX };
+	p->nodes[0] = (struct profile_node){0, UINT32_MAX};
 	p->nnodes = 1;
 	return p;
 }
@@ -55,7 +55,7 @@ static int str_eq(const void *ctx, uint32_t pos, const void *key)
 
 uint32_t profile_intern_len(struct profile *p, const char *s, size_t len)
 {
-	struct str_key k = { s, len };
+	struct str_key k = {s, len};
 	uint64_t h = hash_bytes(s, len, 1);
 	int64_t found = hashidx_find(&p->str_idx, h, str_eq, p, &k);
 	if (found >= 0)
@@ -112,7 +112,7 @@ static int node_eq(const void *ctx, uint32_t pos, const void *key)
 
 uint32_t profile_node(struct profile *p, uint32_t parent, uint32_t frame)
 {
-	struct profile_node k = { parent, frame };
+	struct profile_node k = {parent, frame};
 	uint64_t h = hash_mix(((uint64_t)parent << 32) | frame);
 	int64_t found = hashidx_find(&p->node_idx, h, node_eq, p, &k);
 	if (found >= 0)
@@ -132,7 +132,7 @@ static int sample_eq(const void *ctx, uint32_t pos, const void *key)
 
 void profile_add(struct profile *p, uint32_t test, uint32_t node, uint64_t count)
 {
-	struct profile_sample k = { test, node, 0 };
+	struct profile_sample k = {test, node, 0};
 	uint64_t h = hash_mix(((uint64_t)test << 32) ^ node ^ 0x5a5a5a5aULL);
 	int64_t found = hashidx_find(&p->sample_idx, h, sample_eq, p, &k);
 	if (found >= 0) {
@@ -176,22 +176,22 @@ void profile_merge(struct profile *dst, const struct profile *src)
 	for (size_t i = 0; i < src->nframes; i++) {
 		const struct profile_frame *f = &src->frames[i];
 		struct profile_frame nf = {
-			.function = profile_intern(dst, profile_str(src, f->function)),
-			.module = profile_intern(dst, profile_str(src, f->module)),
-			.file = profile_intern(dst, profile_str(src, f->file)),
-			.line = f->line,
-			.kind = f->kind,
+		        .function = profile_intern(dst, profile_str(src, f->function)),
+		        .module = profile_intern(dst, profile_str(src, f->module)),
+		        .file = profile_intern(dst, profile_str(src, f->file)),
+		        .line = f->line,
+		        .kind = f->kind,
 		};
 		frame_map[i] = profile_frame(dst, &nf);
 	}
 	/* Parents always precede children in the node array. */
 	for (size_t i = 1; i < src->nnodes; i++)
 		node_map[i] = profile_node(dst, node_map[src->nodes[i].parent],
-					   frame_map[src->nodes[i].frame]);
+		                           frame_map[src->nodes[i].frame]);
 	for (size_t i = 0; i < src->nsamples; i++) {
 		const struct profile_sample *s = &src->samples[i];
 		profile_add(dst, profile_intern(dst, profile_str(src, s->test)), node_map[s->node],
-			    s->count);
+		            s->count);
 	}
 	free(node_map);
 	free(frame_map);
@@ -296,20 +296,20 @@ int profile_parse_folded(struct profile *p, const char *text, size_t len, const 
 		while (sp > line && sp[-1] != ' ')
 			sp--;
 		if (sp == line)
-			return cp_error("%s:%zu:%zu: expected 'frame;frame COUNT', found no count", name,
-					lineno, (size_t)(stop - line) + 1);
+			return cp_error("%s:%zu:%zu: expected 'frame;frame COUNT', found no count",
+			                name, lineno, (size_t)(stop - line) + 1);
 		if (sp == stop)
-			return cp_error("%s:%zu:%zu: missing sample count after the last space", name,
-					lineno, (size_t)(sp - line) + 1);
+			return cp_error("%s:%zu:%zu: missing sample count after the last space",
+			                name, lineno, (size_t)(sp - line) + 1);
 		uint64_t count = 0;
 		for (const char *c = sp; c < stop; c++) {
 			if (*c < '0' || *c > '9')
-				return cp_error("%s:%zu:%zu: sample count is not a whole number", name,
-						lineno, (size_t)(c - line) + 1);
+				return cp_error("%s:%zu:%zu: sample count is not a whole number",
+				                name, lineno, (size_t)(c - line) + 1);
 			unsigned d = (unsigned)(*c - '0');
 			if (count > (UINT64_MAX - d) / 10)
 				return cp_error("%s:%zu:%zu: sample count too large", name, lineno,
-						(size_t)(sp - line) + 1);
+				                (size_t)(sp - line) + 1);
 			count = count * 10 + d;
 		}
 		const char *stack_end = sp - 1;
@@ -323,10 +323,10 @@ int profile_parse_folded(struct profile *p, const char *text, size_t len, const 
 			const char *fend = semi ? semi : stack_end;
 			if (fend == f)
 				return cp_error("%s:%zu:%zu: empty frame name", name, lineno,
-						(size_t)(f - line) + 1);
+				                (size_t)(f - line) + 1);
 			struct profile_frame fr = {
-				.function = profile_intern_len(p, f, (size_t)(fend - f)),
-				.kind = first ? PROFILE_FRAME_PROCESS : PROFILE_FRAME_FUNCTION,
+			        .function = profile_intern_len(p, f, (size_t)(fend - f)),
+			        .kind = first ? PROFILE_FRAME_PROCESS : PROFILE_FRAME_FUNCTION,
 			};
 			node = profile_node(p, node, profile_frame(p, &fr));
 			first = 0;
@@ -357,13 +357,13 @@ static int func_eq(const void *ctx, uint32_t pos, const void *key)
 
 static uint32_t func_slot(struct func_table *t, uint32_t function, uint32_t module)
 {
-	struct func_key k = { function, module };
+	struct func_key k = {function, module};
 	uint64_t h = hash_mix(((uint64_t)function << 32) | module);
 	int64_t found = hashidx_find(&t->idx, h, func_eq, t, &k);
 	if (found >= 0)
 		return (uint32_t)found;
 	ALLOC_GROW(t->f, t->n + 1, t->alloc);
-	t->f[t->n] = (struct profile_func){ function, module, 0, 0 };
+	t->f[t->n] = (struct profile_func){function, module, 0, 0};
 	hashidx_insert(&t->idx, h, (uint32_t)t->n);
 	return (uint32_t)t->n++;
 }
@@ -377,23 +377,24 @@ static int func_cmp(const void *a, const void *b)
 		return x->self < y->self ? 1 : -1;
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
-	int c = strcmp(profile_str(sort_profile, x->function), profile_str(sort_profile, y->function));
+	int c = strcmp(profile_str(sort_profile, x->function),
+	               profile_str(sort_profile, y->function));
 	if (c)
 		return c;
 	return strcmp(profile_str(sort_profile, x->module), profile_str(sort_profile, y->module));
 }
 
 size_t profile_functions(const struct profile *p, const char *test_filter,
-			 struct profile_func **out)
+                         struct profile_func **out)
 {
-	struct func_table t = { 0 };
+	struct func_table t = {0};
 	hashidx_init(&t.idx);
 	/* Function slot of each frame, computed once; UINT32_MAX for process frames. */
 	uint32_t *slot_of = xmalloc(st_mult(p->nframes ? p->nframes : 1, sizeof(*slot_of)));
 	for (size_t i = 0; i < p->nframes; i++)
 		slot_of[i] = p->frames[i].kind == PROFILE_FRAME_PROCESS
-				     ? UINT32_MAX
-				     : func_slot(&t, p->frames[i].function, p->frames[i].module);
+		                     ? UINT32_MAX
+		                     : func_slot(&t, p->frames[i].function, p->frames[i].module);
 	uint64_t *seen = NULL; /* per slot: the sample index that last counted it */
 	size_t seen_alloc = 0;
 	ALLOC_GROW(seen, t.n ? t.n : 1, seen_alloc);

@@ -38,15 +38,15 @@ struct profile_sample {
 };
 
 struct profile_stats {
-	uint64_t samples;       /* samples taken (stored) */
-	uint64_t lost;          /* samples the kernel dropped (PERF_RECORD_LOST) */
-	uint64_t processes;     /* processes seen */
-	uint64_t threads;       /* threads seen */
-	uint64_t period_ns;     /* nanoseconds of CPU per sample (1e9 / hz) */
-	double cpu_seconds;     /* samples * period, the profile's CPU time */
-	double wall_seconds;    /* command's wall time */
+	uint64_t samples;    /* samples taken (stored) */
+	uint64_t lost;       /* samples the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t processes;  /* processes seen */
+	uint64_t threads;    /* threads seen */
+	uint64_t period_ns;  /* nanoseconds of CPU per sample (1e9 / hz) */
+	double cpu_seconds;  /* samples * period, the profile's CPU time */
+	double wall_seconds; /* command's wall time */
 	int hz;
-	int exit_status;        /* the command's exit status as ciprof exits with it */
+	int exit_status; /* the command's exit status as ciprof exits with it */
 };
 
 struct profile {
@@ -131,5 +131,5 @@ struct profile_func {
  * all tests. Returns the number of entries.
  */
 size_t profile_functions(const struct profile *p, const char *test_filter,
-			 struct profile_func **out);
+                         struct profile_func **out);
 #endif

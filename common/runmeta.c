@@ -14,16 +14,17 @@ void run_meta_set(char **field, const char *value)
 void run_meta_init(struct run_meta *m)
 {
 	memset(m, 0, sizeof(*m));
-	char **fields[] = { &m->commit, &m->branch, &m->base_branch, &m->merge_base, &m->subject,
-			    &m->ci_provider, &m->job_url, &m->cpu_model, &m->command };
+	char **fields[] = {&m->commit,     &m->branch,    &m->base_branch,
+	                   &m->merge_base, &m->subject,   &m->ci_provider,
+	                   &m->job_url,    &m->cpu_model, &m->command};
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		*fields[i] = xstrdup("");
 }
 
 void run_meta_release(struct run_meta *m)
 {
-	char *fields[] = { m->commit, m->branch, m->base_branch, m->merge_base, m->subject,
-			   m->ci_provider, m->job_url, m->cpu_model, m->command };
+	char *fields[] = {m->commit,      m->branch,  m->base_branch, m->merge_base, m->subject,
+	                  m->ci_provider, m->job_url, m->cpu_model,   m->command};
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		free(fields[i]);
 	for (size_t i = 0; i < m->ntags; i++) {

@@ -11,24 +11,24 @@ struct run_tag {
 };
 
 struct run_meta {
-	int64_t id;           /* assigned by the store; 0 before */
-	int64_t created_at;   /* unix seconds, when the run started */
+	int64_t id;         /* assigned by the store; 0 before */
+	int64_t created_at; /* unix seconds, when the run started */
 	/* git (empty strings outside a repository) */
-	char *commit;         /* full hex id of HEAD */
-	char *branch;         /* "main"; from CI variables when the checkout is detached */
-	char *base_branch;    /* the branch compared against: remote default, else main/master */
-	char *merge_base;     /* merge-base of HEAD with base_branch, hex, or "" */
-	int dirty;            /* work tree has uncommitted changes to tracked files */
-	int64_t commit_time;  /* author time of HEAD, unix seconds */
-	char *subject;        /* first line of HEAD's message */
+	char *commit;        /* full hex id of HEAD */
+	char *branch;        /* "main"; from CI variables when the checkout is detached */
+	char *base_branch;   /* the branch compared against: remote default, else main/master */
+	char *merge_base;    /* merge-base of HEAD with base_branch, hex, or "" */
+	int dirty;           /* work tree has uncommitted changes to tracked files */
+	int64_t commit_time; /* author time of HEAD, unix seconds */
+	char *subject;       /* first line of HEAD's message */
 	/* CI */
-	char *ci_provider;    /* "github", "gitlab", "ci" (generic CI=true) or "" locally */
-	int64_t pr_number;    /* PR / MR number, 0 when none */
+	char *ci_provider; /* "github", "gitlab", "ci" (generic CI=true) or "" locally */
+	int64_t pr_number; /* PR / MR number, 0 when none */
 	char *job_url;
 	/* host and command */
 	char *cpu_model;
 	int cpu_count;
-	char *command;        /* argv joined with spaces, shell-quoted where needed */
+	char *command; /* argv joined with spaces, shell-quoted where needed */
 	int exit_code;
 	double wall_seconds, cpu_seconds;
 	int hz;

@@ -8,13 +8,16 @@
 #include <stdio.h>
 
 struct strbuf {
-	char *buf;     /* owned; "" (static) until the first append */
+	char *buf; /* owned; "" (static) until the first append */
 	size_t len;
 	size_t alloc;
-	size_t max;    /* 0: unlimited */
+	size_t max; /* 0: unlimited */
 };
 
-#define STRBUF_INIT { .buf = strbuf_empty, .len = 0, .alloc = 0, .max = 0 }
+#define STRBUF_INIT                                                                                \
+	{                                                                                          \
+		.buf = strbuf_empty, .len = 0, .alloc = 0, .max = 0                                \
+	}
 extern char strbuf_empty[];
 
 void strbuf_init(struct strbuf *sb, size_t max);

@@ -14,7 +14,7 @@ void aggregator_init(struct aggregator *a, struct profile *prof)
 	hashidx_init(&a->node_idx);
 	hashidx_init(&a->sample_idx);
 	ALLOC_GROW(a->nodes, 1, a->nodes_alloc);
-	a->nodes[0] = (struct raw_node){ 0, UINT32_MAX };
+	a->nodes[0] = (struct raw_node){0, UINT32_MAX};
 	a->nnodes = 1;
 }
 
@@ -39,7 +39,7 @@ static int frame_eq(const void *ctx, uint32_t pos, const void *key)
 
 static uint32_t raw_frame(struct aggregator *a, uint32_t dso, uint64_t offset, uint32_t is_return)
 {
-	struct raw_frame k = { dso, is_return, offset };
+	struct raw_frame k = {dso, is_return, offset};
 	uint64_t h = hash_mix(offset ^ hash_mix(((uint64_t)dso << 1) | is_return));
 	int64_t i = hashidx_find(&a->frame_idx, h, frame_eq, a, &k);
 	if (i >= 0)
@@ -59,7 +59,7 @@ static int node_eq(const void *ctx, uint32_t pos, const void *key)
 
 static uint32_t raw_node(struct aggregator *a, uint32_t parent, uint32_t frame)
 {
-	struct raw_node k = { parent, frame };
+	struct raw_node k = {parent, frame};
 	uint64_t h = hash_mix(((uint64_t)parent << 32) | frame);
 	int64_t i = hashidx_find(&a->node_idx, h, node_eq, a, &k);
 	if (i >= 0)
@@ -78,12 +78,12 @@ static int sample_eq(const void *ctx, uint32_t pos, const void *key)
 }
 
 void aggregator_add(struct aggregator *a, uint32_t test, uint32_t process, const uint32_t *dsos,
-		    const uint64_t *offsets, size_t n, uint64_t count)
+                    const uint64_t *offsets, size_t n, uint64_t count)
 {
 	uint32_t node = raw_node(a, 0, raw_frame(a, RAW_PROCESS, process, 0));
 	for (size_t i = n; i > 0; i--)
 		node = raw_node(a, node, raw_frame(a, dsos[i - 1], offsets[i - 1], i - 1 > 0));
-	struct raw_sample k = { test, node, 0 };
+	struct raw_sample k = {test, node, 0};
 	uint64_t h = hash_mix(((uint64_t)test << 32) | node);
 	int64_t i = hashidx_find(&a->sample_idx, h, sample_eq, a, &k);
 	if (i >= 0) {
@@ -104,7 +104,7 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 	uint32_t *frame_map = xmalloc(st_mult(a->nframes ? a->nframes : 1, sizeof(*frame_map)));
 	for (size_t i = 0; i < a->nframes; i++) {
 		const struct raw_frame *rf = &a->frames[i];
-		struct profile_frame pf = { 0 };
+		struct profile_frame pf = {0};
 		if (rf->dso == RAW_PROCESS) {
 			pf.function = (uint32_t)rf->offset;
 			pf.kind = PROFILE_FRAME_PROCESS;
@@ -124,7 +124,8 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 			symbolizer_resolve_jit(s, d->pid, rf->offset, (int)rf->is_return, &si);
 			break;
 		default:
-			symbolizer_resolve_file(s, "[unknown]", rf->offset, (int)rf->is_return, &si);
+			symbolizer_resolve_file(s, "[unknown]", rf->offset, (int)rf->is_return,
+			                        &si);
 			break;
 		}
 		pf.function = profile_intern(p, si.function);
@@ -138,11 +139,11 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 	uint32_t *node_map = xmalloc(st_mult(a->nnodes, sizeof(*node_map)));
 	node_map[0] = 0;
 	for (size_t i = 1; i < a->nnodes; i++)
-		node_map[i] = profile_node(p, node_map[a->nodes[i].parent],
-					   frame_map[a->nodes[i].frame]);
+		node_map[i] =
+		        profile_node(p, node_map[a->nodes[i].parent], frame_map[a->nodes[i].frame]);
 	for (size_t i = 0; i < a->nsamples; i++)
 		profile_add(p, a->samples[i].test, node_map[a->samples[i].node],
-			    a->samples[i].count);
+		            a->samples[i].count);
 	free(node_map);
 	free(frame_map);
 }

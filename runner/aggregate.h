@@ -54,7 +54,7 @@ void aggregator_release(struct aggregator *a);
  * frames[0..n) leaf first, each (dso, offset); all but frames[0] are return addresses.
  */
 void aggregator_add(struct aggregator *a, uint32_t test, uint32_t process, const uint32_t *dsos,
-		    const uint64_t *offsets, size_t n, uint64_t count);
+                    const uint64_t *offsets, size_t n, uint64_t count);
 
 /* Symbolizes every distinct raw frame once and adds all samples to a->prof. */
 void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s);

@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_FRAMES 256
+#define MAX_FRAMES         256
 #define DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: fits the default perf_event_mlock_kb */
 
 struct ring {
@@ -97,58 +97,62 @@ static void read_status(int *seccomp, int *privileged)
 	fclose(f);
 }
 
-char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_mmap,
-		    long mlock_kb, size_t ring_bytes)
+char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_mmap, long mlock_kb,
+                    size_t ring_bytes)
 {
 	struct strbuf sb = STRBUF_INIT;
 	if (in_mmap && (err == EPERM || err == ENOMEM)) {
 		strbuf_addf(&sb,
-			    "cannot map the %zu KiB perf ring buffer per CPU: the locked-memory "
-			    "budget is exhausted (kernel.perf_event_mlock_kb is %ld KiB per CPU, "
-			    "beyond it RLIMIT_MEMLOCK counts). Use a smaller --ring-pages, raise "
-			    "'ulimit -l', or 'sudo sysctl kernel.perf_event_mlock_kb=2048'",
-			    ring_bytes / 1024, mlock_kb);
+		            "cannot map the %zu KiB perf ring buffer per CPU: the locked-memory "
+		            "budget is exhausted (kernel.perf_event_mlock_kb is %ld KiB per CPU, "
+		            "beyond it RLIMIT_MEMLOCK counts). Use a smaller --ring-pages, raise "
+		            "'ulimit -l', or 'sudo sysctl kernel.perf_event_mlock_kb=2048'",
+		            ring_bytes / 1024, mlock_kb);
 	} else if (err == ENOSYS) {
 		strbuf_addstr(&sb, "perf_event_open is not available (ENOSYS): ");
 		if (seccomp == 2)
 			strbuf_addstr(&sb, "a seccomp filter makes the system call fail, as "
-					   "container runtimes do; run the container with "
-					   "'--security-opt seccomp=unconfined' or '--privileged' "
-					   "(GitLab: a privileged Docker runner)");
+			                   "container runtimes do; run the container with "
+			                   "'--security-opt seccomp=unconfined' or '--privileged' "
+			                   "(GitLab: a privileged Docker runner)");
 		else
 			strbuf_addstr(&sb, "this kernel was built without CONFIG_PERF_EVENTS");
 	} else if (err == EACCES || err == EPERM) {
 		if (seccomp == 2 && (privileged || paranoid <= 2)) {
-			strbuf_addf(&sb,
-				    "perf_event_open was refused (%s) by a seccomp filter: this "
-				    "process runs under one, as Docker's default profile does, and "
-				    "kernel.perf_event_paranoid (%d) would otherwise allow it. Run "
-				    "the container with '--security-opt seccomp=unconfined', a "
-				    "profile that allows perf_event_open, or '--privileged' (GitLab: "
-				    "a privileged Docker runner)",
-				    strerror(err), paranoid);
+			strbuf_addf(
+			        &sb,
+			        "perf_event_open was refused (%s) by a seccomp filter: this "
+			        "process runs under one, as Docker's default profile does, and "
+			        "kernel.perf_event_paranoid (%d) would otherwise allow it. Run "
+			        "the container with '--security-opt seccomp=unconfined', a "
+			        "profile that allows perf_event_open, or '--privileged' (GitLab: "
+			        "a privileged Docker runner)",
+			        strerror(err), paranoid);
 		} else if (paranoid > 2 && !privileged) {
-			strbuf_addf(&sb,
-				    "perf_event_open was refused (%s): kernel.perf_event_paranoid is "
-				    "%d, and profiling your own processes needs 2 or lower (or "
-				    "CAP_PERFMON). Run 'sudo sysctl kernel.perf_event_paranoid=2' "
-				    "first; GitHub's Ubuntu runners (level 4) allow it with their "
-				    "passwordless sudo",
-				    strerror(err), paranoid);
+			strbuf_addf(
+			        &sb,
+			        "perf_event_open was refused (%s): kernel.perf_event_paranoid is "
+			        "%d, and profiling your own processes needs 2 or lower (or "
+			        "CAP_PERFMON). Run 'sudo sysctl kernel.perf_event_paranoid=2' "
+			        "first; GitHub's Ubuntu runners (level 4) allow it with their "
+			        "passwordless sudo",
+			        strerror(err), paranoid);
 		} else {
 			strbuf_addf(&sb,
-				    "perf_event_open was refused (%s) although "
-				    "kernel.perf_event_paranoid is %d: a security module (SELinux, "
-				    "AppArmor, lockdown) or a seccomp filter%s may forbid it",
-				    strerror(err), paranoid,
-				    seccomp == 2 ? " (this process has one)" : "");
+			            "perf_event_open was refused (%s) although "
+			            "kernel.perf_event_paranoid is %d: a security module (SELinux, "
+			            "AppArmor, lockdown) or a seccomp filter%s may forbid it",
+			            strerror(err), paranoid,
+			            seccomp == 2 ? " (this process has one)" : "");
 		}
 	} else if (err == EMFILE || err == ENFILE) {
-		strbuf_addf(&sb, "cannot open perf events: too many open files (%s); raise "
-				 "'ulimit -n'", strerror(err));
+		strbuf_addf(&sb,
+		            "cannot open perf events: too many open files (%s); raise "
+		            "'ulimit -n'",
+		            strerror(err));
 	} else if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV) {
 		strbuf_addf(&sb, "this kernel does not support the cpu-clock software event (%s)",
-			    strerror(err));
+		            strerror(err));
 	} else {
 		strbuf_addf(&sb, "perf_event_open failed: %s", strerror(err));
 	}
@@ -159,12 +163,13 @@ char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_m
 static int refused(int err, int in_mmap, size_t ring_bytes)
 {
 	const char *path = getenv("CIPROF_PERF_PARANOID_FILE"); /* test hook, see docs/run.md */
-	int paranoid = (int)read_long_file(path ? path : "/proc/sys/kernel/perf_event_paranoid",
-					   -100);
+	int paranoid =
+	        (int)read_long_file(path ? path : "/proc/sys/kernel/perf_event_paranoid", -100);
 	long mlock_kb = read_long_file("/proc/sys/kernel/perf_event_mlock_kb", -1);
 	int seccomp, privileged;
 	read_status(&seccomp, &privileged);
-	char *msg = perf_diagnose(err, paranoid, seccomp, privileged, in_mmap, mlock_kb, ring_bytes);
+	char *msg =
+	        perf_diagnose(err, paranoid, seccomp, privileged, in_mmap, mlock_kb, ring_bytes);
 	cp_error("%s", msg);
 	free(msg);
 	return RUNNER_ERR_REFUSED;
@@ -267,7 +272,7 @@ static int open_rings(struct session *s, pid_t child, const struct runner_opts *
 			goto out;
 		}
 		r->fd = (int)syscall(SYS_perf_event_open, &attr, child, cpus[i], -1,
-				     PERF_FLAG_FD_CLOEXEC);
+		                     PERF_FLAG_FD_CLOEXEC);
 		if (r->fd < 0) {
 			ret = refused(errno, 0, pages * page);
 			goto out;
@@ -275,7 +280,8 @@ static int open_rings(struct session *s, pid_t child, const struct runner_opts *
 		s->nrings++;
 		for (;;) {
 			r->map_len = (pages + 1) * page;
-			r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+			r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+			               0);
 			if (r->base != MAP_FAILED)
 				break;
 			r->base = NULL;
@@ -293,8 +299,8 @@ static int open_rings(struct session *s, pid_t child, const struct runner_opts *
 	}
 	if (pages != (opts->ring_pages ? opts->ring_pages : DEFAULT_RING_PAGES))
 		log_warn("ring buffers reduced to %zu pages per CPU by the locked-memory budget; "
-			 "at high --hz samples may be lost",
-			 pages);
+		         "at high --hz samples may be lost",
+		         pages);
 out:
 	free(cpus);
 	return ret;
@@ -335,7 +341,7 @@ static void handle_sample(struct session *s, const void *rec, size_t len)
 	if (!p) {
 		char name[64];
 		p = proctree_get(&s->tree, (pid_t)smp.pid,
-				 proc_name_guess((pid_t)smp.pid, name, sizeof(name)));
+		                 proc_name_guess((pid_t)smp.pid, name, sizeof(name)));
 	}
 	uint64_t ips[MAX_FRAMES];
 	uint64_t offsets[MAX_FRAMES];
@@ -382,7 +388,7 @@ static void handle_record(struct session *s, const void *rec)
 		}
 		if (h->type == PERF_RECORD_FORK)
 			proctree_fork(&s->tree, (pid_t)t.pid, (pid_t)t.ppid, (pid_t)t.tid,
-				      (pid_t)t.ptid);
+			              (pid_t)t.ptid);
 		else
 			proctree_exit(&s->tree, (pid_t)t.pid, (pid_t)t.tid);
 		break;
@@ -411,7 +417,7 @@ static uint64_t drain_rings(struct session *s)
 		uint64_t tail = r->meta->data_tail;
 		while (tail < head) {
 			const struct perf_event_header *h = perf_ring_record(
-				r->data, r->size, tail, head, s->scratch, sizeof(s->scratch));
+			        r->data, r->size, tail, head, s->scratch, sizeof(s->scratch));
 			if (!h) {
 				s->bad_records++;
 				tail = head; /* cannot resynchronise inside a corrupt ring */
@@ -421,7 +427,7 @@ static uint64_t drain_rings(struct session *s)
 			memcpy(copy, h, h->size);
 			uint64_t t = perf_record_time(copy, h->size);
 			ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
-			s->pend[s->npend++] = (struct pending){ t, s->seq++, copy };
+			s->pend[s->npend++] = (struct pending){t, s->seq++, copy};
 			if (t > round_max)
 				round_max = t;
 			tail += h->size;
@@ -484,7 +490,7 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	struct session s;
 	memset(&s, 0, sizeof(s));
 	*out = NULL;
-	int go[2] = { -1, -1 }, err[2] = { -1, -1 }, sfd = -1;
+	int go[2] = {-1, -1}, err[2] = {-1, -1}, sfd = -1;
 	int ret = 0;
 	pid_t child = -1;
 	sigset_t mask, old_mask;
@@ -572,8 +578,8 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 
 	struct pollfd *pfds = xcalloc(s.nrings + 1, sizeof(*pfds));
 	for (size_t i = 0; i < s.nrings; i++)
-		pfds[i] = (struct pollfd){ s.rings[i].fd, POLLIN, 0 };
-	pfds[s.nrings] = (struct pollfd){ sfd, POLLIN, 0 };
+		pfds[i] = (struct pollfd){s.rings[i].fd, POLLIN, 0};
+	pfds[s.nrings] = (struct pollfd){sfd, POLLIN, 0};
 	int done = 0;
 	while (!done) {
 		int pr = poll(pfds, s.nrings + 1, 100);
@@ -588,7 +594,8 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 			/* A terminal's ^C already reached the whole foreground group, the command
 			 * included; forward only signals sent to ciprof alone (kill, timeout). */
 			if (si.ssi_code != SI_KERNEL) {
-				log_verbose("forwarding signal %d to the command", (int)si.ssi_signo);
+				log_verbose("forwarding signal %d to the command",
+				            (int)si.ssi_signo);
 				kill(child, (int)si.ssi_signo);
 			}
 		}
@@ -622,10 +629,10 @@ finish:
 	st->cpu_seconds = (double)s.period_ns_sum / 1e9;
 	if (s.throttled)
 		log_warn("the kernel throttled sampling %llu times: lower --hz",
-			 (unsigned long long)s.throttled);
+		         (unsigned long long)s.throttled);
 	if (s.bad_records)
 		log_warn("%llu malformed perf records were skipped",
-			 (unsigned long long)s.bad_records);
+		         (unsigned long long)s.bad_records);
 	*out = s.prof;
 	s.prof = NULL;
 out:

@@ -17,7 +17,7 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts);
  * ring-buffer mmap failed (the locked-memory budget), mlock_kb is perf_event_mlock_kb, and
  * privileged is nonzero when the process has CAP_PERFMON or CAP_SYS_ADMIN (root).
  */
-char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_mmap,
-		    long mlock_kb, size_t ring_bytes);
+char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_mmap, long mlock_kb,
+                    size_t ring_bytes);
 
 #endif

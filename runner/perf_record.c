@@ -5,8 +5,8 @@
 #include <linux/perf_event.h>
 #include <string.h>
 
-const void *perf_ring_record(const unsigned char *data, uint64_t size, uint64_t tail,
-			     uint64_t head, void *scratch, size_t scratch_len)
+const void *perf_ring_record(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,
+                             void *scratch, size_t scratch_len)
 {
 	uint64_t avail = head - tail;
 	if (avail < sizeof(struct perf_event_header) || head < tail)
@@ -66,8 +66,8 @@ static uint32_t take_u32(struct cur *c)
 
 static struct cur body(const void *rec, size_t len)
 {
-	struct cur c = { (const unsigned char *)rec + sizeof(struct perf_event_header),
-			 (const unsigned char *)rec + len, len < sizeof(struct perf_event_header) };
+	struct cur c = {(const unsigned char *)rec + sizeof(struct perf_event_header),
+	                (const unsigned char *)rec + len, len < sizeof(struct perf_event_header)};
 	if (c.bad)
 		c.p = c.end;
 	return c;
@@ -79,7 +79,7 @@ static int trailer(const void *rec, size_t len, const unsigned char *after_body,
 	const unsigned char *end = (const unsigned char *)rec + len;
 	if (end - after_body < 16)
 		return -1;
-	struct cur c = { end - 16, end, 0 };
+	struct cur c = {end - 16, end, 0};
 	id->pid = take_u32(&c);
 	id->tid = take_u32(&c);
 	id->time = take_u64(&c);

@@ -19,8 +19,8 @@
  * A record that wraps the end of data is copied into scratch (scratch_len >= 65536 holds any
  * record, as a record's size is a u16). size must be a power of two.
  */
-const void *perf_ring_record(const unsigned char *data, uint64_t size, uint64_t tail,
-			     uint64_t head, void *scratch, size_t scratch_len);
+const void *perf_ring_record(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,
+                             void *scratch, size_t scratch_len);
 
 /* Trailer of every non-sample record (sample_id_all with TID|TIME). */
 struct perf_id {
@@ -33,8 +33,8 @@ struct perf_sample {
 	uint32_t pid, tid;
 	uint64_t time;
 	uint64_t period;
-	uint64_t nr;          /* callchain entries, context markers included */
-	const uint64_t *ips;  /* points into the record; may be unaligned-safe copies only */
+	uint64_t nr;         /* callchain entries, context markers included */
+	const uint64_t *ips; /* points into the record; may be unaligned-safe copies only */
 };
 
 struct perf_mmap2 {
@@ -48,11 +48,11 @@ struct perf_mmap2 {
 struct perf_comm {
 	uint32_t pid, tid;
 	const char *comm;
-	int exec;             /* PERF_RECORD_MISC_COMM_EXEC: the process exec'd */
+	int exec; /* PERF_RECORD_MISC_COMM_EXEC: the process exec'd */
 	struct perf_id id;
 };
 
-struct perf_task {            /* FORK and EXIT */
+struct perf_task { /* FORK and EXIT */
 	uint32_t pid, ppid, tid, ptid;
 	uint64_t time;
 };

@@ -156,13 +156,13 @@ uint32_t proctree_dso(struct proctree *t, enum dso_kind kind, const char *path, 
 {
 	if (kind != DSO_ANON)
 		pid = 0;
-	struct dso k = { (char *)path, kind, pid };
+	struct dso k = {(char *)path, kind, pid};
 	uint64_t h = hash_bytes(path, strlen(path), (uint64_t)kind * 31 + (uint64_t)pid);
 	int64_t i = hashidx_find(&t->dso_idx, h, dso_eq, t, &k);
 	if (i >= 0)
 		return (uint32_t)i;
 	ALLOC_GROW(t->dsos, t->ndsos + 1, t->dsos_alloc);
-	t->dsos[t->ndsos] = (struct dso){ xstrdup(path), kind, pid };
+	t->dsos[t->ndsos] = (struct dso){xstrdup(path), kind, pid};
 	hashidx_insert(&t->dso_idx, h, (uint32_t)t->ndsos);
 	return (uint32_t)t->ndsos++;
 }
@@ -183,7 +183,7 @@ static const char *basename_of(const char *path)
 }
 
 void proctree_mmap(struct proctree *t, pid_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
-		   const char *filename)
+                   const char *filename)
 {
 	struct proc *p = proctree_get(t, pid, basename_of(filename));
 	enum dso_kind kind = classify(filename);
@@ -198,17 +198,17 @@ void proctree_mmap(struct proctree *t, pid_t pid, uint64_t addr, uint64_t len, u
 		}
 	}
 	struct map m = {
-		.start = addr,
-		.end = addr + len,
-		.pgoff = pgoff,
-		.dso = proctree_dso(t, kind, kind == DSO_ANON ? "//anon" : filename, pid),
+	        .start = addr,
+	        .end = addr + len,
+	        .pgoff = pgoff,
+	        .dso = proctree_dso(t, kind, kind == DSO_ANON ? "//anon" : filename, pid),
 	};
 	if (m.end > m.start)
 		addr_space_insert(&p->as, &m);
 }
 
 void proctree_resolve(struct proctree *t, struct proc *p, uint64_t addr, uint32_t *dso,
-		      uint64_t *offset)
+                      uint64_t *offset)
 {
 	const struct map *m = p ? addr_space_find(&p->as, addr) : NULL;
 	if (!m && p && t->procfs_fallback && !p->maps_from_procfs && !p->exited) {
@@ -254,7 +254,7 @@ size_t proctree_load_procfs_maps(struct proctree *t, struct proc *p, const char 
 			char perms[8];
 			int name_at = 0;
 			if (sscanf(buf, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s%n", &start,
-				   &end, perms, &pgoff, &name_at) == 4 &&
+			           &end, perms, &pgoff, &name_at) == 4 &&
 			    perms[2] == 'x') {
 				const char *name = buf + name_at;
 				while (*name == ' ')
@@ -313,7 +313,7 @@ void addr_space_insert(struct addr_space *as, const struct map *m)
 	/* Trim or split whatever overlaps [m->start, m->end): the kernel reports no munmap,
 	 * so a new mapping is the only sign that the old one is gone there. */
 	size_t i = lower_bound(as, m->start);
-	struct map tail = { 0 };
+	struct map tail = {0};
 	int have_tail = 0;
 	size_t j = i;
 	while (j < as->n && as->maps[j].start < m->end) {

@@ -19,15 +19,15 @@ enum dso_kind {
 };
 
 struct dso {
-	char *path;     /* owned: file path, or "[vdso]", "//anon", "[unknown]" */
+	char *path; /* owned: file path, or "[vdso]", "//anon", "[unknown]" */
 	enum dso_kind kind;
-	pid_t pid;      /* DSO_ANON: the process whose perf map names it */
+	pid_t pid; /* DSO_ANON: the process whose perf map names it */
 };
 
 struct map {
 	uint64_t start, end; /* [start, end) */
 	uint64_t pgoff;
-	uint32_t dso;        /* index into proctree.dsos */
+	uint32_t dso; /* index into proctree.dsos */
 };
 
 struct addr_space {
@@ -38,7 +38,7 @@ struct addr_space {
 struct proc {
 	pid_t pid;
 	pid_t ppid;
-	char *name;           /* owned: executable name, the root frame of its stacks */
+	char *name; /* owned: executable name, the root frame of its stacks */
 	struct addr_space as;
 	int exited;
 	int maps_from_procfs; /* filled from /proc/PID/maps after a miss */
@@ -74,7 +74,7 @@ void proctree_exit(struct proctree *t, pid_t pid, pid_t tid);
 void proctree_comm(struct proctree *t, pid_t pid, pid_t tid, const char *comm, int exec);
 /* MMAP2 of an executable mapping: replaces whatever it overlaps. */
 void proctree_mmap(struct proctree *t, pid_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
-		   const char *filename);
+                   const char *filename);
 
 /* Index of the dso for (kind, path, pid), created when new. */
 uint32_t proctree_dso(struct proctree *t, enum dso_kind kind, const char *path, pid_t pid);
@@ -84,7 +84,7 @@ uint32_t proctree_dso(struct proctree *t, enum dso_kind kind, const char *path, 
  * the image for DSO_VDSO, the absolute address for DSO_ANON and DSO_UNKNOWN.
  */
 void proctree_resolve(struct proctree *t, struct proc *p, uint64_t addr, uint32_t *dso,
-		      uint64_t *offset);
+                      uint64_t *offset);
 
 /* Maps helpers, exposed for unit tests. */
 void addr_space_insert(struct addr_space *as, const struct map *m);

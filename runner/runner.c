@@ -19,7 +19,7 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 		return cp_error("no command to run");
 	if (opts->hz < RUNNER_HZ_MIN || opts->hz > RUNNER_HZ_MAX)
 		return cp_error("sampling rate %d Hz is outside %d..%d", opts->hz, RUNNER_HZ_MIN,
-				RUNNER_HZ_MAX);
+		                RUNNER_HZ_MAX);
 	if (opts->backend == RUNNER_BACKEND_PRELOAD)
 		return cp_error("the preload backend is not built yet");
 	if (opts->unwind == RUNNER_UNWIND_DWARF)

@@ -10,25 +10,25 @@
 enum runner_backend { RUNNER_BACKEND_AUTO, RUNNER_BACKEND_PERF, RUNNER_BACKEND_PRELOAD };
 enum runner_unwind { RUNNER_UNWIND_FP, RUNNER_UNWIND_DWARF };
 
-#define RUNNER_HZ_MIN 1
-#define RUNNER_HZ_MAX 10000
+#define RUNNER_HZ_MIN     1
+#define RUNNER_HZ_MAX     10000
 #define RUNNER_HZ_DEFAULT 99
 
 struct runner_opts {
-	char **argv;                 /* borrowed; the command, NULL-terminated */
-	int hz;                      /* samples per second of CPU time, per thread */
+	char **argv; /* borrowed; the command, NULL-terminated */
+	int hz;      /* samples per second of CPU time, per thread */
 	enum runner_backend backend;
 	enum runner_unwind unwind;
-	size_t ring_pages;           /* data pages per CPU ring buffer (power of two); 0: auto */
+	size_t ring_pages; /* data pages per CPU ring buffer (power of two); 0: auto */
 };
 
 void runner_opts_init(struct runner_opts *o);
 
 /* Outcomes of runner_run besides 0 (cp_error holds the message in each case). */
 enum runner_error {
-	RUNNER_ERR_FAILED = -1,    /* ciprof itself failed (out of fds, ...) */
-	RUNNER_ERR_EXEC = -2,      /* the command could not be executed: exit 127 */
-	RUNNER_ERR_REFUSED = -3,   /* perf_event_open refused; the message holds the diagnosis */
+	RUNNER_ERR_FAILED = -1,  /* ciprof itself failed (out of fds, ...) */
+	RUNNER_ERR_EXEC = -2,    /* the command could not be executed: exit 127 */
+	RUNNER_ERR_REFUSED = -3, /* perf_event_open refused; the message holds the diagnosis */
 };
 
 /*

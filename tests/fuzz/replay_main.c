@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 		size_t len = (size_t)(x % sizeof(junk));
 		for (size_t i = 0; i < len; i++) {
 			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-			junk[i] = (uint8_t)" ;0123456789abcdefx\n\t:[]+-_Ax"[x % 30];
+			junk[i] = (uint8_t) " ;0123456789abcdefx\n\t:[]+-_Ax"[x % 30];
 		}
 		LLVMFuzzerTestOneInput(junk, len);
 		x ^= x << 13, x ^= x >> 17, x ^= x << 5;

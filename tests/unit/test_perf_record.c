@@ -35,7 +35,7 @@ static void put32(struct rb *r, uint32_t v)
 }
 static void header(struct rb *r, uint32_t type, uint16_t misc)
 {
-	struct perf_event_header h = { type, misc, 0 };
+	struct perf_event_header h = {type, misc, 0};
 	r->n = 0;
 	put(r, &h, sizeof(h));
 }
@@ -45,7 +45,7 @@ static void finish(struct rb *r)
 }
 
 static void make_sample(struct rb *r, uint32_t pid, uint32_t tid, uint64_t time,
-			const uint64_t *chain, uint64_t nr)
+                        const uint64_t *chain, uint64_t nr)
 {
 	header(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 	put64(r, chain[nr - 1]); /* ip */
@@ -62,7 +62,7 @@ static void make_sample(struct rb *r, uint32_t pid, uint32_t tid, uint64_t time,
 static void test_sample_and_callchain(void **state)
 {
 	(void)state;
-	uint64_t chain[] = { (uint64_t)PERF_CONTEXT_USER, 0x401000, 0x402000, 0x403000 };
+	uint64_t chain[] = {(uint64_t)PERF_CONTEXT_USER, 0x401000, 0x402000, 0x403000};
 	struct rb r;
 	make_sample(&r, 10, 11, 12345, chain, 4);
 	struct perf_sample s;
@@ -89,8 +89,8 @@ static void test_sample_and_callchain(void **state)
 static void test_kernel_frames_skipped(void **state)
 {
 	(void)state;
-	uint64_t chain[] = { (uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000000ULL,
-			     (uint64_t)PERF_CONTEXT_USER, 0x401000, 0x402000 };
+	uint64_t chain[] = {(uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000000ULL,
+	                    (uint64_t)PERF_CONTEXT_USER, 0x401000, 0x402000};
 	struct rb r;
 	make_sample(&r, 1, 1, 1, chain, 5);
 	struct perf_sample s;
@@ -115,7 +115,7 @@ static void test_mmap2_comm_task_lost(void **state)
 	put64(&r, 99);
 	put64(&r, 0); /* ino, generation */
 	put32(&r, 5);
-	put32(&r, 2); /* prot, flags */
+	put32(&r, 2);                                    /* prot, flags */
 	put(&r, "/usr/lib/libx.so\0\0\0\0\0\0\0\0", 24); /* 16 chars + NUL, padded to 24 */
 	put32(&r, 7);
 	put32(&r, 8);
@@ -183,7 +183,7 @@ static void test_ring_wraps(void **state)
 	/* A 64-byte ring whose record starts 16 bytes before the end and wraps. */
 	unsigned char data[64];
 	memset(data, 0xee, sizeof(data));
-	uint64_t chain[] = { (uint64_t)PERF_CONTEXT_USER, 0xabc };
+	uint64_t chain[] = {(uint64_t)PERF_CONTEXT_USER, 0xabc};
 	struct rb r;
 	make_sample(&r, 3, 4, 99, chain, 2);
 	assert_true(r.n > 16 && r.n <= 64);
@@ -213,7 +213,7 @@ static void test_ring_wraps(void **state)
 	/* A record that does not wrap is returned in place. */
 	memcpy(data, r.b, r.n);
 	assert_ptr_equal(perf_ring_record(data, 64, 128, 128 + r.n, scratch, sizeof(scratch)),
-			 data);
+	                 data);
 	/* A zero-size header is corrupt. */
 	memset(data, 0, 8);
 	assert_null(perf_ring_record(data, 64, 0, 64, scratch, sizeof(scratch)));
@@ -253,11 +253,11 @@ static void test_diagnose(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sample_and_callchain),
-		cmocka_unit_test(test_kernel_frames_skipped),
-		cmocka_unit_test(test_mmap2_comm_task_lost),
-		cmocka_unit_test(test_ring_wraps),
-		cmocka_unit_test(test_diagnose),
+	        cmocka_unit_test(test_sample_and_callchain),
+	        cmocka_unit_test(test_kernel_frames_skipped),
+	        cmocka_unit_test(test_mmap2_comm_task_lost),
+	        cmocka_unit_test(test_ring_wraps),
+	        cmocka_unit_test(test_diagnose),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

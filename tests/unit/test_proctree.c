@@ -23,26 +23,25 @@ static void check_maps(const struct addr_space *as, const uint64_t (*want)[3], s
 static void test_insert_overlaps(void **state)
 {
 	(void)state;
-	struct addr_space as = { 0 };
-	struct map m = { 0x1000, 0x5000, 0, 1 };
+	struct addr_space as = {0};
+	struct map m = {0x1000, 0x5000, 0, 1};
 	addr_space_insert(&as, &m);
-	m = (struct map){ 0x8000, 0x9000, 0, 2 };
+	m = (struct map){0x8000, 0x9000, 0, 2};
 	addr_space_insert(&as, &m);
 	/* a mapping in the middle of the first splits it into head and tail */
-	m = (struct map){ 0x2000, 0x3000, 0x10000, 3 };
+	m = (struct map){0x2000, 0x3000, 0x10000, 3};
 	addr_space_insert(&as, &m);
-	const uint64_t want1[][3] = { { 0x1000, 0x2000, 0 },
-				      { 0x2000, 0x3000, 0x10000 },
-				      { 0x3000, 0x5000, 0x2000 },
-				      { 0x8000, 0x9000, 0 } };
+	const uint64_t want1[][3] = {{0x1000, 0x2000, 0},
+	                             {0x2000, 0x3000, 0x10000},
+	                             {0x3000, 0x5000, 0x2000},
+	                             {0x8000, 0x9000, 0}};
 	check_maps(&as, want1, 4);
 	assert_int_equal(as.maps[2].dso, 1);
 	/* one covering several replaces them all */
-	m = (struct map){ 0x1800, 0x8800, 0x500, 4 };
+	m = (struct map){0x1800, 0x8800, 0x500, 4};
 	addr_space_insert(&as, &m);
 	const uint64_t want2[][3] = {
-		{ 0x1000, 0x1800, 0 }, { 0x1800, 0x8800, 0x500 }, { 0x8800, 0x9000, 0x800 }
-	};
+	        {0x1000, 0x1800, 0}, {0x1800, 0x8800, 0x500}, {0x8800, 0x9000, 0x800}};
 	check_maps(&as, want2, 3);
 	assert_int_equal(addr_space_find(&as, 0x17ff)->dso, 1);
 	assert_int_equal(addr_space_find(&as, 0x1800)->dso, 4);
@@ -109,11 +108,11 @@ static void test_procfs_maps(void **state)
 	proctree_init(&t);
 	struct proc *p = proctree_get(&t, 5, "x");
 	const char *maps =
-		"55d0c0000000-55d0c0001000 r--p 00000000 08:01 123 /usr/bin/x\n"
-		"55d0c0001000-55d0c0005000 r-xp 00001000 08:01 123 /usr/bin/x\n"
-		"7f0000000000-7f0000010000 r-xp 00002000 08:01 456 /usr/lib/lib name.so\n"
-		"7ffd00000000-7ffd00001000 r-xp 00000000 00:00 0 [vdso]\n"
-		"garbage line\n";
+	        "55d0c0000000-55d0c0001000 r--p 00000000 08:01 123 /usr/bin/x\n"
+	        "55d0c0001000-55d0c0005000 r-xp 00001000 08:01 123 /usr/bin/x\n"
+	        "7f0000000000-7f0000010000 r-xp 00002000 08:01 456 /usr/lib/lib name.so\n"
+	        "7ffd00000000-7ffd00001000 r-xp 00000000 00:00 0 [vdso]\n"
+	        "garbage line\n";
 	assert_int_equal(proctree_load_procfs_maps(&t, p, maps), 3);
 	uint32_t dso;
 	uint64_t off;
@@ -147,10 +146,10 @@ static void test_many_processes_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_insert_overlaps),
-		cmocka_unit_test(test_fork_exec_resolve),
-		cmocka_unit_test(test_procfs_maps),
-		cmocka_unit_test(test_many_processes_bounded),
+	        cmocka_unit_test(test_insert_overlaps),
+	        cmocka_unit_test(test_fork_exec_resolve),
+	        cmocka_unit_test(test_procfs_maps),
+	        cmocka_unit_test(test_many_processes_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

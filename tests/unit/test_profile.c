@@ -15,8 +15,8 @@
 
 static uint32_t fn(struct profile *p, const char *name, int process)
 {
-	struct profile_frame f = { .function = profile_intern(p, name),
-				   .kind = process ? PROFILE_FRAME_PROCESS : 0 };
+	struct profile_frame f = {.function = profile_intern(p, name),
+	                          .kind = process ? PROFILE_FRAME_PROCESS : 0};
 	return profile_frame(p, &f);
 }
 
@@ -172,9 +172,9 @@ static void test_merge(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_intern_and_trie),	  cmocka_unit_test(test_functions_self_total),
-		cmocka_unit_test(test_folded_output),	  cmocka_unit_test(test_folded_errors),
-		cmocka_unit_test(test_merge),
+	        cmocka_unit_test(test_intern_and_trie), cmocka_unit_test(test_functions_self_total),
+	        cmocka_unit_test(test_folded_output),   cmocka_unit_test(test_folded_errors),
+	        cmocka_unit_test(test_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
