@@ -133,11 +133,13 @@ static int get_varint(struct reader *r, uint64_t *out)
 	}
 }
 
-static int get_pairs(struct reader *r, uint64_t test, struct blob_entries *out)
+static int get_pairs(struct reader *r, uint64_t test, struct blob_entries *out, int nonempty)
 {
 	uint64_t n;
 	if (get_varint(r, &n) < 0)
 		return -1;
+	if (!n && nonempty)
+		return cp_error("profile blob: a test with no samples");
 	/* Each pair takes at least two bytes: refuse a count the rest cannot hold. */
 	if (n > (uint64_t)(r->end - r->p) / 2)
 		return cp_error("profile blob: claims %llu pairs in %zu bytes",
@@ -166,7 +168,7 @@ int blob_decode_pairs(const void *data, size_t len, uint64_t test, struct blob_e
 		return cp_error("profile blob: empty");
 	if (*r.p++ != BLOB_FORMAT_PAIRS)
 		return cp_error("profile blob: unknown format 0x%02x", ((const unsigned char *)data)[0]);
-	if (get_pairs(&r, test, out) < 0)
+	if (get_pairs(&r, test, out, 0) < 0)
 		return -1;
 	if (r.p != r.end)
 		return cp_error("profile blob: %zu bytes after the end", (size_t)(r.end - r.p));
@@ -196,7 +198,7 @@ int blob_decode_multi(const void *data, size_t len, struct blob_entries *out)
 		if (delta > UINT64_MAX - test)
 			return cp_error("profile blob: test id overflows");
 		test += delta;
-		if (get_pairs(&r, test, out) < 0)
+		if (get_pairs(&r, test, out, 1) < 0)
 			return -1;
 	}
 	if (r.p != r.end)
