@@ -13,28 +13,29 @@
 enum { OPT_DB = 256, OPT_RUN, OPT_FORMAT, OPT_TEST };
 
 static const struct cli_option export_options[] = {
-	{ "db", OPT_DB, "FILE", "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
-				"the repo top)" },
-	{ "run", OPT_RUN, "ID", "the run to export (default: the latest)" },
-	{ "format", OPT_FORMAT, "FMT", "folded or speedscope (required)" },
-	{ "test", OPT_TEST, "NAME", "only samples of test NAME" },
-	{ "output", 'o', "FILE", "write to FILE instead of standard output" },
-	{ NULL, 0, NULL, NULL },
+        {"db", OPT_DB, "FILE",
+         "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
+         "the repo top)"},
+        {"run", OPT_RUN, "ID", "the run to export (default: the latest)"},
+        {"format", OPT_FORMAT, "FMT", "folded or speedscope (required)"},
+        {"test", OPT_TEST, "NAME", "only samples of test NAME"},
+        {"output", 'o', "FILE", "write to FILE instead of standard output"},
+        {NULL, 0, NULL, NULL},
 };
 
 static const char export_usage[] =
-	"[--db FILE] [--run ID] [--test NAME] [-o FILE] --format folded|speedscope";
+        "[--db FILE] [--run ID] [--test NAME] [-o FILE] --format folded|speedscope";
 static const char export_description[] =
-	"Writes a stored run in a format other tools read.\n"
-	"folded: 'root;caller;callee COUNT' per stack (flamegraph.pl, inferno, speedscope).\n"
-	"speedscope: a JSON file for https://www.speedscope.app (drag it in, or\n"
-	"'speedscope FILE'): one \"sampled\" profile for the whole run, then one per test when\n"
-	"the run has several; weights are CPU nanoseconds (samples times the sampling period).\n"
-	"\n"
-	"examples:\n"
-	"  ciprof export --format speedscope -o run.speedscope.json\n"
-	"  ciprof export --run 12 --format folded | flamegraph.pl > run12.svg\n"
-	"  ciprof export --run 12 --test test_parser --format speedscope > parser.json";
+        "Writes a stored run in a format other tools read.\n"
+        "folded: 'root;caller;callee COUNT' per stack (flamegraph.pl, inferno, speedscope).\n"
+        "speedscope: a JSON file for https://www.speedscope.app (drag it in, or\n"
+        "'speedscope FILE'): one \"sampled\" profile for the whole run, then one per test when\n"
+        "the run has several; weights are CPU nanoseconds (samples times the sampling period).\n"
+        "\n"
+        "examples:\n"
+        "  ciprof export --format speedscope -o run.speedscope.json\n"
+        "  ciprof export --run 12 --format folded | flamegraph.pl > run12.svg\n"
+        "  ciprof export --run 12 --test test_parser --format speedscope > parser.json";
 
 struct export_args {
 	const char *db, *test, *output;
@@ -63,7 +64,8 @@ static int export_opt(void *ctx, int id, const char *arg)
 		else if (!strcmp(arg, "speedscope"))
 			a->format = 2;
 		else {
-			cli_usage_error("export", "--format takes folded or speedscope, not '%s'", arg);
+			cli_usage_error("export", "--format takes folded or speedscope, not '%s'",
+			                arg);
 			return -1;
 		}
 		return 0;
@@ -73,7 +75,7 @@ static int export_opt(void *ctx, int id, const char *arg)
 
 /* One sampled profile of the samples of test (UINT32_MAX: all), stacks root first. */
 static json_t *sampled_profile(const struct profile *p, const char *name, uint32_t test,
-			       uint64_t period_ns)
+                               uint64_t period_ns)
 {
 	uint64_t *per_node = xcalloc(p->nnodes, sizeof(*per_node));
 	for (size_t i = 0; i < p->nsamples; i++)
@@ -100,8 +102,8 @@ static json_t *sampled_profile(const struct profile *p, const char *name, uint32
 	free(frames);
 	free(per_node);
 	return json_pack("{s:s, s:s, s:s, s:i, s:I, s:o, s:o}", "type", "sampled", "name", name,
-			 "unit", period_ns ? "nanoseconds" : "none", "startValue", 0, "endValue",
-			 (json_int_t)total, "samples", samples, "weights", weights);
+	                 "unit", period_ns ? "nanoseconds" : "none", "startValue", 0, "endValue",
+	                 (json_int_t)total, "samples", samples, "weights", weights);
 }
 
 static json_t *speedscope(const struct profile *p, int64_t run, const char *test)
@@ -122,7 +124,7 @@ static json_t *speedscope(const struct profile *p, int64_t run, const char *test
 	}
 	json_t *profiles = json_array();
 	char *name = test ? xasprintf("run %lld, test %s", (long long)run, test)
-			  : xasprintf("run %lld (all tests)", (long long)run);
+	                  : xasprintf("run %lld (all tests)", (long long)run);
 	json_array_append_new(profiles, sampled_profile(p, name, UINT32_MAX, p->stats.period_ns));
 	free(name);
 	/* One profile per test, when there are several. */
@@ -137,32 +139,33 @@ static json_t *speedscope(const struct profile *p, int64_t run, const char *test
 				continue;
 			const char *tn = profile_str(p, t);
 			json_array_append_new(profiles,
-					      sampled_profile(p, *tn ? tn : "(outside tests)", t,
-							      p->stats.period_ns));
+			                      sampled_profile(p, *tn ? tn : "(outside tests)", t,
+			                                      p->stats.period_ns));
 		}
 	}
 	free(per_test);
 	char *title = xasprintf("ciprof run %lld", (long long)run);
 	json_t *root = json_pack("{s:s, s:o, s:o, s:s, s:i, s:s}", "$schema",
-				 "https://www.speedscope.app/file-format-schema.json", "shared",
-				 json_pack("{s:o}", "frames", frames), "profiles", profiles, "name",
-				 title, "activeProfileIndex", 0, "exporter", "ciprof");
+	                         "https://www.speedscope.app/file-format-schema.json", "shared",
+	                         json_pack("{s:o}", "frames", frames), "profiles", profiles, "name",
+	                         title, "activeProfileIndex", 0, "exporter", "ciprof");
 	free(title);
 	return root;
 }
 
 int cmd_export(int argc, char **argv)
 {
-	struct export_args a = { 0 };
+	struct export_args a = {0};
 	int first;
 	int r = cli_parse(argc, argv, "export", export_usage, export_description, export_options,
-			  export_opt, &a, &first);
+	                  export_opt, &a, &first);
 	if (r)
 		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
 	if (first < argc)
-		return cli_usage_error("export", "unexpected argument '%s'; the run is given with "
-						 "--run ID",
-				       argv[first]);
+		return cli_usage_error("export",
+		                       "unexpected argument '%s'; the run is given with "
+		                       "--run ID",
+		                       argv[first]);
 	if (!a.format)
 		return cli_usage_error("export", "--format is required: folded or speedscope");
 	struct store *s;

@@ -8,25 +8,27 @@
 enum { OPT_DB = 256, OPT_KEEP_RUNS, OPT_OLDER_THAN };
 
 static const struct cli_option gc_options[] = {
-	{ "db", OPT_DB, "FILE", "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
-				"the repo top)" },
-	{ "keep-runs", OPT_KEEP_RUNS, "N", "keep the newest N runs (of all branches), delete the rest" },
-	{ "older-than", OPT_OLDER_THAN, "DAYS", "delete runs started more than DAYS days ago" },
-	{ NULL, 0, NULL, NULL },
+        {"db", OPT_DB, "FILE",
+         "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
+         "the repo top)"},
+        {"keep-runs", OPT_KEEP_RUNS, "N",
+         "keep the newest N runs (of all branches), delete the rest"},
+        {"older-than", OPT_OLDER_THAN, "DAYS", "delete runs started more than DAYS days ago"},
+        {NULL, 0, NULL, NULL},
 };
 
 static const char gc_usage[] = "[--db FILE] (--keep-runs N | --older-than DAYS)";
 static const char gc_description[] =
-	"Deletes old runs from the database. With both options, a run goes when either says so.\n"
-	"Branches that lost runs get their segment tree rebuilt, so baseline queries stay exact;\n"
-	"stack nodes, frames and strings no remaining run uses are deleted too. The file does\n"
-	"not shrink (no VACUUM): SQLite reuses the freed pages for later runs.\n"
-	"Prints what it deleted to standard error.\n"
-	"\n"
-	"examples:\n"
-	"  ciprof gc --keep-runs 500\n"
-	"  ciprof gc --older-than 90\n"
-	"  ciprof gc --db cache/ciprof.db --keep-runs 200 --older-than 30";
+        "Deletes old runs from the database. With both options, a run goes when either says so.\n"
+        "Branches that lost runs get their segment tree rebuilt, so baseline queries stay exact;\n"
+        "stack nodes, frames and strings no remaining run uses are deleted too. The file does\n"
+        "not shrink (no VACUUM): SQLite reuses the freed pages for later runs.\n"
+        "Prints what it deleted to standard error.\n"
+        "\n"
+        "examples:\n"
+        "  ciprof gc --keep-runs 500\n"
+        "  ciprof gc --older-than 90\n"
+        "  ciprof gc --db cache/ciprof.db --keep-runs 200 --older-than 30";
 
 struct gc_args {
 	const char *db;
@@ -42,15 +44,17 @@ static int gc_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_KEEP_RUNS:
 		if (cli_parse_int(arg, 1, 0x7fffffffL, &a->keep) < 0) {
-			cli_usage_error("gc", "--keep-runs takes a whole number >= 1, not '%s'", arg);
+			cli_usage_error("gc", "--keep-runs takes a whole number >= 1, not '%s'",
+			                arg);
 			return -1;
 		}
 		return 0;
 	case OPT_OLDER_THAN:
 		if (cli_parse_int(arg, 1, 1000000, &a->days) < 0) {
-			cli_usage_error("gc", "--older-than takes a whole number of days >= 1, not "
-					      "'%s'",
-					arg);
+			cli_usage_error("gc",
+			                "--older-than takes a whole number of days >= 1, not "
+			                "'%s'",
+			                arg);
 			return -1;
 		}
 		return 0;
@@ -60,22 +64,22 @@ static int gc_opt(void *ctx, int id, const char *arg)
 
 int cmd_gc(int argc, char **argv)
 {
-	struct gc_args a = { 0 };
+	struct gc_args a = {0};
 	int first;
 	int r = cli_parse(argc, argv, "gc", gc_usage, gc_description, gc_options, gc_opt, &a,
-			  &first);
+	                  &first);
 	if (r)
 		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
 	if (first < argc)
 		return cli_usage_error("gc", "unexpected argument '%s'; see 'ciprof gc --help'",
-				       argv[first]);
+		                       argv[first]);
 	if (!a.keep && !a.days)
 		return cli_usage_error("gc", "say what to delete: --keep-runs N and/or "
-					     "--older-than DAYS");
+		                             "--older-than DAYS");
 	struct store *s;
 	if ((r = cli_store_open(&s, a.db, 0)))
 		return r;
-	struct store_gc_opts o = { .keep_runs = (size_t)a.keep, .older_than_days = a.days };
+	struct store_gc_opts o = {.keep_runs = (size_t)a.keep, .older_than_days = a.days};
 	struct store_gc_result res;
 	if (store_gc(s, &o, &res) < 0) {
 		store_close(s);
@@ -83,9 +87,9 @@ int cmd_gc(int argc, char **argv)
 	}
 	store_close(s);
 	fprintf(stderr,
-		"ciprof: gc: deleted %zu runs, kept %zu; rebuilt %zu segment trees; pruned %zu "
-		"stack nodes, %zu frames, %zu strings\n",
-		res.runs_deleted, res.runs_kept, res.branches_rebuilt, res.nodes_pruned,
-		res.frames_pruned, res.strings_pruned);
+	        "ciprof: gc: deleted %zu runs, kept %zu; rebuilt %zu segment trees; pruned %zu "
+	        "stack nodes, %zu frames, %zu strings\n",
+	        res.runs_deleted, res.runs_kept, res.branches_rebuilt, res.nodes_pruned,
+	        res.frames_pruned, res.strings_pruned);
 	return cli_finish_stdout();
 }

@@ -11,26 +11,27 @@
 enum { OPT_DB = 256, OPT_BRANCH, OPT_LIMIT, OPT_FORMAT };
 
 static const struct cli_option runs_options[] = {
-	{ "db", OPT_DB, "FILE", "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
-				"the repo top)" },
-	{ "branch", OPT_BRANCH, "B", "only runs of branch B" },
-	{ "limit", OPT_LIMIT, "N", "at most N runs, newest first (default 20; 0 = all)" },
-	{ "format", OPT_FORMAT, "FMT", "text (default) or json" },
-	{ NULL, 0, NULL, NULL },
+        {"db", OPT_DB, "FILE",
+         "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
+         "the repo top)"},
+        {"branch", OPT_BRANCH, "B", "only runs of branch B"},
+        {"limit", OPT_LIMIT, "N", "at most N runs, newest first (default 20; 0 = all)"},
+        {"format", OPT_FORMAT, "FMT", "text (default) or json"},
+        {NULL, 0, NULL, NULL},
 };
 
 static const char runs_usage[] = "[--db FILE] [--branch B] [--limit N] [--format text|json]";
 static const char runs_description[] =
-	"Lists the runs stored in the database, newest first: id, start time (UTC), branch,\n"
-	"short commit ('+' when the work tree was dirty), exit status, samples and command.\n"
-	"The id is what 'ciprof show', 'ciprof export' and 'ciprof report --head' take.\n"
-	"JSON (stable, for scripts): {\"runs\": [{\"id\", \"commit\", \"branch\", \"created_at\"\n"
-	"(ISO-8601 UTC), \"exit_code\", \"samples\", \"tags\" (an object), ...}]}.\n"
-	"\n"
-	"examples:\n"
-	"  ciprof runs\n"
-	"  ciprof runs --branch main --limit 5\n"
-	"  ciprof runs --format json | jq '.runs[0].id'";
+        "Lists the runs stored in the database, newest first: id, start time (UTC), branch,\n"
+        "short commit ('+' when the work tree was dirty), exit status, samples and command.\n"
+        "The id is what 'ciprof show', 'ciprof export' and 'ciprof report --head' take.\n"
+        "JSON (stable, for scripts): {\"runs\": [{\"id\", \"commit\", \"branch\", \"created_at\"\n"
+        "(ISO-8601 UTC), \"exit_code\", \"samples\", \"tags\" (an object), ...}]}.\n"
+        "\n"
+        "examples:\n"
+        "  ciprof runs\n"
+        "  ciprof runs --branch main --limit 5\n"
+        "  ciprof runs --format json | jq '.runs[0].id'";
 
 struct runs_args {
 	const char *db, *branch;
@@ -73,14 +74,14 @@ static json_t *run_json(const struct run_meta *m)
 	for (size_t i = 0; i < m->ntags; i++)
 		json_object_set_new(tags, m->tags[i].key, json_string(m->tags[i].value));
 	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:I, s:o, s:b, s:s, s:s, s:s, s:I, s:s, "
-			 "s:s, s:f, s:f, s:i, s:I}",
-			 "id", (json_int_t)m->id, "commit", m->commit, "branch", m->branch,
-			 "created_at", when, "exit_code", m->exit_code, "samples",
-			 (json_int_t)m->samples, "tags", tags, "dirty", m->dirty, "merge_base",
-			 m->merge_base, "subject", m->subject, "ci_provider", m->ci_provider,
-			 "pr_number", (json_int_t)m->pr_number, "job_url", m->job_url, "command",
-			 m->command, "cpu_seconds", m->cpu_seconds, "wall_seconds", m->wall_seconds,
-			 "hz", m->hz, "lost", (json_int_t)m->lost);
+	                 "s:s, s:f, s:f, s:i, s:I}",
+	                 "id", (json_int_t)m->id, "commit", m->commit, "branch", m->branch,
+	                 "created_at", when, "exit_code", m->exit_code, "samples",
+	                 (json_int_t)m->samples, "tags", tags, "dirty", m->dirty, "merge_base",
+	                 m->merge_base, "subject", m->subject, "ci_provider", m->ci_provider,
+	                 "pr_number", (json_int_t)m->pr_number, "job_url", m->job_url, "command",
+	                 m->command, "cpu_seconds", m->cpu_seconds, "wall_seconds", m->wall_seconds,
+	                 "hz", m->hz, "lost", (json_int_t)m->lost);
 }
 
 static void print_text(const struct run_meta *runs, size_t n)
@@ -99,7 +100,7 @@ static void print_text(const struct run_meta *runs, size_t n)
 		when[16] = '\0';
 		char commit[10];
 		snprintf(commit, sizeof(commit), "%.8s%s", *m->commit ? m->commit : "-",
-			 m->dirty ? "+" : "");
+		         m->dirty ? "+" : "");
 		printf("%6lld  %-16s  %-16.16s  %-9s %4d %9llu  %s\n", (long long)m->id, when,
 		       *m->branch ? m->branch : "-", commit, m->exit_code,
 		       (unsigned long long)m->samples, m->command);
@@ -108,15 +109,15 @@ static void print_text(const struct run_meta *runs, size_t n)
 
 int cmd_runs(int argc, char **argv)
 {
-	struct runs_args a = { .limit = 20 };
+	struct runs_args a = {.limit = 20};
 	int first;
 	int r = cli_parse(argc, argv, "runs", runs_usage, runs_description, runs_options, runs_opt,
-			  &a, &first);
+	                  &a, &first);
 	if (r)
 		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
 	if (first < argc)
 		return cli_usage_error("runs", "unexpected argument '%s'; see 'ciprof runs --help'",
-				       argv[first]);
+		                       argv[first]);
 	struct store *s;
 	if ((r = cli_store_open(&s, a.db, 0)))
 		return r;

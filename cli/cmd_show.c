@@ -13,35 +13,36 @@ enum { OPT_DB = 256, OPT_TEST, OPT_BY, OPT_TOP, OPT_FORMAT };
 enum show_format { FMT_TEXT, FMT_JSON, FMT_FOLDED };
 
 static const struct cli_option show_options[] = {
-	{ "db", OPT_DB, "FILE", "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
-				"the repo top)" },
-	{ "test", OPT_TEST, "NAME", "only samples of test NAME ('' = outside any test)" },
-	{ "by", OPT_BY, "WHAT", "function (default) or test" },
-	{ "top", OPT_TOP, "N", "at most N rows (default 20; 0 = all)" },
-	{ "format", OPT_FORMAT, "FMT", "text (default), json or folded" },
-	{ NULL, 0, NULL, NULL },
+        {"db", OPT_DB, "FILE",
+         "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
+         "the repo top)"},
+        {"test", OPT_TEST, "NAME", "only samples of test NAME ('' = outside any test)"},
+        {"by", OPT_BY, "WHAT", "function (default) or test"},
+        {"top", OPT_TOP, "N", "at most N rows (default 20; 0 = all)"},
+        {"format", OPT_FORMAT, "FMT", "text (default), json or folded"},
+        {NULL, 0, NULL, NULL},
 };
 
-static const char show_usage[] =
-	"[--db FILE] [RUN] [--test NAME] [--by function|test] [--top N] [--format text|json|folded]";
+static const char show_usage[] = "[--db FILE] [RUN] [--test NAME] [--by function|test] [--top N] "
+                                 "[--format text|json|folded]";
 static const char show_description[] =
-	"Shows a stored run (RUN: an id from 'ciprof runs', default the latest).\n"
-	"--by function ranks functions by self samples (the function was on top of the stack)\n"
-	"and shows total samples (anywhere on the stack, counted once per stack, so recursion\n"
-	"does not inflate it); shares are fractions of the run's (or the test's) samples.\n"
-	"--by test lists tests by samples with their CPU seconds; '(outside tests)' holds the\n"
-	"samples of build tools and harness processes.\n"
-	"--format folded prints 'root;caller;callee COUNT' lines for flamegraph.pl, speedscope\n"
-	"or inferno; --by and --top do not apply to it.\n"
-	"JSON (stable): by function {\"run\": ID, \"functions\": [{\"name\", \"self\", \"total\",\n"
-	"\"self_share\", \"total_share\", ...}]}; by test {\"run\": ID, \"tests\": [{\"name\",\n"
-	"\"samples\", \"cpu_seconds\", \"share\"}]}.\n"
-	"\n"
-	"examples:\n"
-	"  ciprof show\n"
-	"  ciprof show 12 --by test\n"
-	"  ciprof show --test test_parser --top 5\n"
-	"  ciprof show 12 --format folded > run12.folded";
+        "Shows a stored run (RUN: an id from 'ciprof runs', default the latest).\n"
+        "--by function ranks functions by self samples (the function was on top of the stack)\n"
+        "and shows total samples (anywhere on the stack, counted once per stack, so recursion\n"
+        "does not inflate it); shares are fractions of the run's (or the test's) samples.\n"
+        "--by test lists tests by samples with their CPU seconds; '(outside tests)' holds the\n"
+        "samples of build tools and harness processes.\n"
+        "--format folded prints 'root;caller;callee COUNT' lines for flamegraph.pl, speedscope\n"
+        "or inferno; --by and --top do not apply to it.\n"
+        "JSON (stable): by function {\"run\": ID, \"functions\": [{\"name\", \"self\", \"total\",\n"
+        "\"self_share\", \"total_share\", ...}]}; by test {\"run\": ID, \"tests\": [{\"name\",\n"
+        "\"samples\", \"cpu_seconds\", \"share\"}]}.\n"
+        "\n"
+        "examples:\n"
+        "  ciprof show\n"
+        "  ciprof show 12 --by test\n"
+        "  ciprof show --test test_parser --top 5\n"
+        "  ciprof show 12 --format folded > run12.folded";
 
 struct show_args {
 	const char *db, *test;
@@ -81,7 +82,8 @@ static int show_opt(void *ctx, int id, const char *arg)
 		else if (!strcmp(arg, "folded"))
 			a->format = FMT_FOLDED;
 		else {
-			cli_usage_error("show", "--format takes text, json or folded, not '%s'", arg);
+			cli_usage_error("show", "--format takes text, json or folded, not '%s'",
+			                arg);
 			return -1;
 		}
 		return 0;
@@ -95,7 +97,7 @@ static double ratio(uint64_t a, uint64_t b)
 }
 
 static void show_functions(const struct profile *p, int64_t run, const struct run_meta *m,
-			   const struct show_args *a)
+                           const struct show_args *a)
 {
 	uint64_t total = profile_total(p, NULL);
 	struct profile_func *f;
@@ -104,15 +106,15 @@ static void show_functions(const struct profile *p, int64_t run, const struct ru
 	if (a->format == FMT_JSON) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < shown; i++)
-			json_array_append_new(
-				arr, json_pack("{s:s, s:s, s:I, s:I, s:f, s:f}", "name",
-					       profile_str(p, f[i].function), "module",
-					       profile_str(p, f[i].module), "self",
-					       (json_int_t)f[i].self, "total", (json_int_t)f[i].total,
-					       "self_share", ratio(f[i].self, total), "total_share",
-					       ratio(f[i].total, total)));
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:f, s:f}",
+			                                     "name", profile_str(p, f[i].function),
+			                                     "module", profile_str(p, f[i].module),
+			                                     "self", (json_int_t)f[i].self, "total",
+			                                     (json_int_t)f[i].total, "self_share",
+			                                     ratio(f[i].self, total), "total_share",
+			                                     ratio(f[i].total, total)));
 		json_t *root = json_pack("{s:I, s:I, s:o}", "run", (json_int_t)run, "samples",
-					 (json_int_t)total, "functions", arr);
+		                         (json_int_t)total, "functions", arr);
 		if (a->test)
 			json_object_set_new(root, "test", json_string(a->test));
 		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -163,7 +165,7 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 		if (!per[i])
 			continue;
 		ALLOC_GROW(rows, n + 1, alloc);
-		rows[n++] = (struct test_row){ profile_str(p, (uint32_t)i), per[i] };
+		rows[n++] = (struct test_row){profile_str(p, (uint32_t)i), per[i]};
 	}
 	if (n)
 		qsort(rows, n, sizeof(*rows), test_row_cmp);
@@ -172,13 +174,13 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 	if (a->format == FMT_JSON) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < shown; i++)
-			json_array_append_new(arr, json_pack("{s:s, s:I, s:f, s:f}", "name",
-							     rows[i].name, "samples",
-							     (json_int_t)rows[i].samples, "cpu_seconds",
-							     (double)rows[i].samples * period, "share",
-							     ratio(rows[i].samples, total)));
+			json_array_append_new(
+			        arr, json_pack("{s:s, s:I, s:f, s:f}", "name", rows[i].name,
+			                       "samples", (json_int_t)rows[i].samples,
+			                       "cpu_seconds", (double)rows[i].samples * period,
+			                       "share", ratio(rows[i].samples, total)));
 		json_t *root = json_pack("{s:I, s:I, s:o}", "run", (json_int_t)run, "samples",
-					 (json_int_t)total, "tests", arr);
+		                         (json_int_t)total, "tests", arr);
 		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
 		json_decref(root);
@@ -188,7 +190,8 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 		printf("%9s %9s %7s  %s\n", "SAMPLES", "CPU-S", "SHARE", "TEST");
 		for (size_t i = 0; i < shown; i++)
 			printf("%9llu %9.3f %6.2f%%  %s\n", (unsigned long long)rows[i].samples,
-			       (double)rows[i].samples * period, 100 * ratio(rows[i].samples, total),
+			       (double)rows[i].samples * period,
+			       100 * ratio(rows[i].samples, total),
 			       *rows[i].name ? rows[i].name : "(outside tests)");
 		if (shown < n)
 			printf("(%zu more; --top 0 shows all)\n", n - shown);
@@ -199,10 +202,10 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 
 int cmd_show(int argc, char **argv)
 {
-	struct show_args a = { .top = 20 };
+	struct show_args a = {.top = 20};
 	int first;
 	int r = cli_parse(argc, argv, "show", show_usage, show_description, show_options, show_opt,
-			  &a, &first);
+	                  &a, &first);
 	if (r)
 		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
 	int64_t run = 0;
@@ -212,13 +215,14 @@ int cmd_show(int argc, char **argv)
 			return EXIT_USAGE;
 		int next;
 		r = cli_parse(argc - first, argv + first, "show", show_usage, show_description,
-			      show_options, show_opt, &a, &next);
+		              show_options, show_opt, &a, &next);
 		if (r)
 			return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
 		if (first + next < argc)
-			return cli_usage_error("show", "unexpected argument '%s'; see 'ciprof show "
-						       "--help'",
-					       argv[first + next]);
+			return cli_usage_error("show",
+			                       "unexpected argument '%s'; see 'ciprof show "
+			                       "--help'",
+			                       argv[first + next]);
 	}
 	struct store *s;
 	if ((r = cli_store_open(&s, a.db, 0)))

@@ -31,8 +31,9 @@ int cli_parse_run(const char *cmd, const char *arg, int64_t *out)
 		return 0;
 	}
 	if (cli_parse_int(arg, 1, 0x7fffffffL, &v) < 0) {
-		cli_usage_error(cmd, "'%s' is not a run; give a run id from 'ciprof runs' or 'latest'",
-				arg);
+		cli_usage_error(cmd,
+		                "'%s' is not a run; give a run id from 'ciprof runs' or 'latest'",
+		                arg);
 		return -1;
 	}
 	*out = v;

@@ -21,7 +21,7 @@ void blob_entries_release(struct blob_entries *b)
 void blob_entries_push(struct blob_entries *b, uint64_t test, uint64_t node, uint64_t count)
 {
 	ALLOC_GROW(b->e, st_add(b->n, 1), b->alloc);
-	b->e[b->n++] = (struct blob_entry){ test, node, count };
+	b->e[b->n++] = (struct blob_entry){test, node, count};
 }
 
 static int entry_cmp(const void *x, const void *y)
@@ -143,7 +143,7 @@ static int get_pairs(struct reader *r, uint64_t test, struct blob_entries *out, 
 	/* Each pair takes at least two bytes: refuse a count the rest cannot hold. */
 	if (n > (uint64_t)(r->end - r->p) / 2)
 		return cp_error("profile blob: claims %llu pairs in %zu bytes",
-				(unsigned long long)n, (size_t)(r->end - r->p));
+		                (unsigned long long)n, (size_t)(r->end - r->p));
 	uint64_t node = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t delta, count;
@@ -163,11 +163,12 @@ static int get_pairs(struct reader *r, uint64_t test, struct blob_entries *out, 
 
 int blob_decode_pairs(const void *data, size_t len, uint64_t test, struct blob_entries *out)
 {
-	struct reader r = { data, (const unsigned char *)data + len };
+	struct reader r = {data, (const unsigned char *)data + len};
 	if (!len)
 		return cp_error("profile blob: empty");
 	if (*r.p++ != BLOB_FORMAT_PAIRS)
-		return cp_error("profile blob: unknown format 0x%02x", ((const unsigned char *)data)[0]);
+		return cp_error("profile blob: unknown format 0x%02x",
+		                ((const unsigned char *)data)[0]);
 	if (get_pairs(&r, test, out, 0) < 0)
 		return -1;
 	if (r.p != r.end)
@@ -177,17 +178,18 @@ int blob_decode_pairs(const void *data, size_t len, uint64_t test, struct blob_e
 
 int blob_decode_multi(const void *data, size_t len, struct blob_entries *out)
 {
-	struct reader r = { data, (const unsigned char *)data + len };
+	struct reader r = {data, (const unsigned char *)data + len};
 	if (!len)
 		return cp_error("profile blob: empty");
 	if (*r.p++ != BLOB_FORMAT_MULTI)
-		return cp_error("profile blob: unknown format 0x%02x", ((const unsigned char *)data)[0]);
+		return cp_error("profile blob: unknown format 0x%02x",
+		                ((const unsigned char *)data)[0]);
 	uint64_t ntests;
 	if (get_varint(&r, &ntests) < 0)
 		return -1;
 	if (ntests > (uint64_t)(r.end - r.p) / 2)
 		return cp_error("profile blob: claims %llu tests in %zu bytes",
-				(unsigned long long)ntests, (size_t)(r.end - r.p));
+		                (unsigned long long)ntests, (size_t)(r.end - r.p));
 	uint64_t test = 0;
 	for (uint64_t i = 0; i < ntests; i++) {
 		uint64_t delta;
@@ -214,7 +216,7 @@ int blob_decode(const void *data, size_t len, uint64_t test, struct blob_entries
 }
 
 void blob_merge(const struct blob_entries *a, const struct blob_entries *b,
-		struct blob_entries *out)
+                struct blob_entries *out)
 {
 	out->n = 0;
 	ALLOC_GROW(out->e, st_add(a->n, b->n) ? st_add(a->n, b->n) : 1, out->alloc);

@@ -59,6 +59,6 @@ int blob_decode(const void *data, size_t len, uint64_t test, struct blob_entries
 /* out = a + b (both normalized); out must be distinct from both. Counts saturate at
  * UINT64_MAX rather than wrap. */
 void blob_merge(const struct blob_entries *a, const struct blob_entries *b,
-		struct blob_entries *out);
+                struct blob_entries *out);
 
 #endif

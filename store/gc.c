@@ -59,20 +59,21 @@ static int renumber_branch(struct store *s, int64_t branch_id)
 	int64_t *ids;
 	size_t n;
 	if (select_ids(s, "SELECT id FROM runs WHERE branch_id = ?1 ORDER BY id", branch_id, &ids,
-		       &n) < 0)
+	               &n) < 0)
 		return -1;
 	int ret = -1;
 	for (size_t i = 0; i < n; i++)
 		if (exec_bind(s, "UPDATE runs SET seq = ?2 WHERE id = ?1", ids[i], (int64_t)i,
-			      NULL) < 0)
+		              NULL) < 0)
 			goto out;
 	if (n == 0) {
 		if (exec_bind(s, "DELETE FROM branches WHERE id = ?1", branch_id, 0, NULL) < 0 ||
-		    exec_bind(s, "DELETE FROM segtree WHERE branch_id = ?1", branch_id, 0, NULL) < 0)
+		    exec_bind(s, "DELETE FROM segtree WHERE branch_id = ?1", branch_id, 0, NULL) <
+		            0)
 			goto out;
 	} else {
 		if (exec_bind(s, "UPDATE branches SET nruns = ?2 WHERE id = ?1", branch_id,
-			      (int64_t)n, NULL) < 0 ||
+		              (int64_t)n, NULL) < 0 ||
 		    segtree_rebuild(s, branch_id, (int64_t)n) < 0)
 			goto out;
 	}
@@ -95,7 +96,7 @@ static int prune(struct store *s, struct store_gc_result *r)
 	blob_entries_init(&e);
 
 	if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM nodes", -1, &st, NULL) !=
-		    SQLITE_OK ||
+	            SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
 		store_sqlerr(s, "collecting garbage");
 		goto out;
@@ -129,14 +130,15 @@ static int prune(struct store *s, struct store_gc_result *r)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		e.n = 0;
 		if (blob_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), 0,
-				&e) < 0) {
+		                &e) < 0) {
 			char *msg = xstrdup(cp_last_error());
 			cp_error("database %s is corrupt: %s; restore a backup", s->path, msg);
 			free(msg);
 			goto out;
 		}
 		for (size_t i = 0; i < e.n; i++)
-			for (uint64_t n = e.e[i].node; n && n < nn && !used[n]; n = (uint64_t)parent[n])
+			for (uint64_t n = e.e[i].node; n && n < nn && !used[n];
+			     n = (uint64_t)parent[n])
 				used[n] = 1;
 	}
 	sqlite3_finalize(st);
@@ -146,7 +148,7 @@ static int prune(struct store *s, struct store_gc_result *r)
 		goto out;
 	}
 	if (store_exec(s, "CREATE TEMP TABLE IF NOT EXISTS gc_dead(id INTEGER PRIMARY KEY);"
-			  "DELETE FROM gc_dead") < 0)
+	                  "DELETE FROM gc_dead") < 0)
 		goto out;
 	for (int64_t id = 1; id <= max_node; id++) {
 		if (used[id])
@@ -158,15 +160,15 @@ static int prune(struct store *s, struct store_gc_result *r)
 	if (exec_bind(s, "DELETE FROM nodes WHERE id IN (SELECT id FROM gc_dead)", 0, 0, &n) < 0)
 		goto out;
 	r->nodes_pruned = (size_t)n;
-	if (exec_bind(s, "DELETE FROM frames WHERE id NOT IN (SELECT frame FROM nodes)", 0, 0,
-		      &n) < 0)
+	if (exec_bind(s, "DELETE FROM frames WHERE id NOT IN (SELECT frame FROM nodes)", 0, 0, &n) <
+	    0)
 		goto out;
 	r->frames_pruned = (size_t)n;
 	if (exec_bind(s,
-		      "DELETE FROM strings WHERE id NOT IN (SELECT function FROM frames UNION "
-		      "SELECT module FROM frames UNION SELECT file FROM frames UNION "
-		      "SELECT test FROM profiles)",
-		      0, 0, &n) < 0)
+	              "DELETE FROM strings WHERE id NOT IN (SELECT function FROM frames UNION "
+	              "SELECT module FROM frames UNION SELECT file FROM frames UNION "
+	              "SELECT test FROM profiles)",
+	              0, 0, &n) < 0)
 		goto out;
 	r->strings_pruned = (size_t)n;
 	if (store_exec(s, "DROP TABLE gc_dead") < 0)
@@ -186,28 +188,29 @@ int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_res
 	if (s->readonly)
 		return cp_error("database %s was opened read-only; gc needs to write", s->path);
 	int64_t now = o->now ? o->now : (int64_t)time(NULL);
-	int64_t cutoff = o->older_than_days > 0 ? now - (int64_t)o->older_than_days * 86400 : INT64_MIN;
+	int64_t cutoff =
+	        o->older_than_days > 0 ? now - (int64_t)o->older_than_days * 86400 : INT64_MIN;
 	int64_t keep = o->keep_runs ? (int64_t)o->keep_runs : -1;
 	int64_t *branches = NULL;
 	size_t nbranches = 0;
 	if (store_begin(s) < 0)
 		return -1;
 	if (store_exec(s, "CREATE TEMP TABLE IF NOT EXISTS gc_runs(id INTEGER PRIMARY KEY);"
-			  "DELETE FROM gc_runs") < 0 ||
+	                  "DELETE FROM gc_runs") < 0 ||
 	    exec_bind(s,
-		      "INSERT INTO gc_runs(id) SELECT id FROM runs WHERE created_at < ?1 OR "
-		      "(?2 >= 0 AND id NOT IN (SELECT id FROM runs ORDER BY id DESC LIMIT ?2))",
-		      cutoff, keep, NULL) < 0)
+	              "INSERT INTO gc_runs(id) SELECT id FROM runs WHERE created_at < ?1 OR "
+	              "(?2 >= 0 AND id NOT IN (SELECT id FROM runs ORDER BY id DESC LIMIT ?2))",
+	              cutoff, keep, NULL) < 0)
 		goto fail;
 	if (select_ids(s,
-		       "SELECT DISTINCT branch_id FROM runs WHERE id IN (SELECT id FROM gc_runs)",
-		       0, &branches, &nbranches) < 0)
+	               "SELECT DISTINCT branch_id FROM runs WHERE id IN (SELECT id FROM gc_runs)",
+	               0, &branches, &nbranches) < 0)
 		goto fail;
 	int64_t n;
-	if (exec_bind(s, "DELETE FROM run_tags WHERE run IN (SELECT id FROM gc_runs)", 0, 0,
-		      NULL) < 0 ||
-	    exec_bind(s, "DELETE FROM profiles WHERE run IN (SELECT id FROM gc_runs)", 0, 0,
-		      NULL) < 0 ||
+	if (exec_bind(s, "DELETE FROM run_tags WHERE run IN (SELECT id FROM gc_runs)", 0, 0, NULL) <
+	            0 ||
+	    exec_bind(s, "DELETE FROM profiles WHERE run IN (SELECT id FROM gc_runs)", 0, 0, NULL) <
+	            0 ||
 	    exec_bind(s, "DELETE FROM runs WHERE id IN (SELECT id FROM gc_runs)", 0, 0, &n) < 0)
 		goto fail;
 	r->runs_deleted = (size_t)n;

@@ -87,12 +87,12 @@ int builder_add(struct profile_builder *b, const struct blob_entries *e);
 /* Segment tree (segtree.c). seq numbers a branch's runs 0..n-1. */
 /* The profile of node (level, idx): level 0 is run seq idx's per-test blobs. Appends to out. */
 int segtree_load(struct store *s, int64_t branch_id, unsigned level, int64_t idx,
-		 struct blob_entries *out);
+                 struct blob_entries *out);
 /* Called in add_run's transaction after run seq (whose entries are run) was written. */
 int segtree_append(struct store *s, int64_t branch_id, int64_t seq, const struct blob_entries *run);
 /* out = merge of runs [lo, hi) of the branch. */
 int segtree_query(struct store *s, int64_t branch_id, int64_t lo, int64_t hi,
-		  struct blob_entries *out);
+                  struct blob_entries *out);
 /* Drops and recomputes every node of the branch (runs 0..nruns-1). */
 int segtree_rebuild(struct store *s, int64_t branch_id, int64_t nruns);
 

@@ -17,14 +17,14 @@ static int decode_error(struct store *s, const char *what)
 {
 	char *msg = xstrdup(cp_last_error());
 	cp_error("database %s is corrupt: %s: %s; restore a backup, or run 'ciprof gc' to "
-		 "rebuild the segment trees",
-		 s->path, what, msg);
+	         "rebuild the segment trees",
+	         s->path, what, msg);
 	free(msg);
 	return -1;
 }
 
 int segtree_load(struct store *s, int64_t branch_id, unsigned level, int64_t idx,
-		 struct blob_entries *out)
+                 struct blob_entries *out)
 {
 	sqlite3_stmt *st = store_stmt(s, level ? Q_SEG_GET : Q_PROFILES_OF_SEQ);
 	if (!st)
@@ -41,8 +41,8 @@ int segtree_load(struct store *s, int64_t branch_id, unsigned level, int64_t idx
 		rows++;
 		int c = level ? 0 : 1;
 		uint64_t test = level ? 0 : (uint64_t)sqlite3_column_int64(st, 0);
-		if (blob_decode(sqlite3_column_blob(st, c), (size_t)sqlite3_column_bytes(st, c), test,
-				out) < 0) {
+		if (blob_decode(sqlite3_column_blob(st, c), (size_t)sqlite3_column_bytes(st, c),
+		                test, out) < 0) {
 			sqlite3_reset(st);
 			return decode_error(s, "segment tree node");
 		}
@@ -52,13 +52,13 @@ int segtree_load(struct store *s, int64_t branch_id, unsigned level, int64_t idx
 		return store_sqlerr(s, "reading the segment tree");
 	if (level && !rows)
 		return cp_error("database %s is inconsistent: segment tree node (%u, %lld) of "
-				"branch %lld is missing; run 'ciprof gc' to rebuild it",
-				s->path, level, (long long)idx, (long long)branch_id);
+		                "branch %lld is missing; run 'ciprof gc' to rebuild it",
+		                s->path, level, (long long)idx, (long long)branch_id);
 	return 0; /* level 0 appends several per-test lists: callers normalize */
 }
 
 static int segtree_put(struct store *s, int64_t branch_id, unsigned level, int64_t idx,
-		       const struct blob_entries *e)
+                       const struct blob_entries *e)
 {
 	struct strbuf sb = STRBUF_INIT;
 	blob_encode_multi(&sb, e);
@@ -117,7 +117,7 @@ out:
 }
 
 int segtree_query(struct store *s, int64_t branch_id, int64_t lo, int64_t hi,
-		  struct blob_entries *out)
+                  struct blob_entries *out)
 {
 	struct blob_entries node, merged;
 	blob_entries_init(&node);
@@ -177,7 +177,7 @@ int segtree_rebuild(struct store *s, int64_t branch_id, int64_t nruns)
 /* ---- queries over ranges of runs -------------------------------------------------------- */
 
 static int one_int(struct store *s, const char *sql, int64_t branch_id, int64_t arg,
-		   const char *text, int64_t *out, int *found)
+                   const char *text, int64_t *out, int *found)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -198,7 +198,7 @@ static int one_int(struct store *s, const char *sql, int64_t branch_id, int64_t 
 }
 
 int store_merge_runs(struct store *s, const struct store_query *q, struct profile **out,
-		     size_t *nruns, int64_t **ids)
+                     size_t *nruns, int64_t **ids)
 {
 	*out = NULL;
 	if (nruns)
@@ -222,29 +222,29 @@ int store_merge_runs(struct store *s, const struct store_query *q, struct profil
 		return store_sqlerr(s, "looking up a branch");
 	if (rc == SQLITE_DONE)
 		return cp_error("no runs of branch '%s' in %s; 'ciprof runs' lists the stored runs",
-				q->branch, s->path);
+		                q->branch, s->path);
 
 	int64_t lo = 0, hi = count, v;
 	int found;
 	if (q->up_to_commit) {
 		if (one_int(s,
-			    "SELECT max(seq) FROM runs WHERE branch_id = ?1 AND "
-			    "substr(commit_id, 1, length(?2)) = ?2",
-			    branch_id, 0, q->up_to_commit, &v, &found) < 0)
+		            "SELECT max(seq) FROM runs WHERE branch_id = ?1 AND "
+		            "substr(commit_id, 1, length(?2)) = ?2",
+		            branch_id, 0, q->up_to_commit, &v, &found) < 0)
 			return -1;
 		if (!found || !*q->up_to_commit)
 			return cp_error("no run of branch '%s' at commit %s in %s", q->branch,
-					q->up_to_commit, s->path);
+			                q->up_to_commit, s->path);
 		hi = v + 1;
 	} else if (q->to_run) {
 		if (one_int(s, "SELECT max(seq) FROM runs WHERE branch_id = ?1 AND id <= ?2",
-			    branch_id, q->to_run, NULL, &v, &found) < 0)
+		            branch_id, q->to_run, NULL, &v, &found) < 0)
 			return -1;
 		hi = found ? v + 1 : 0;
 	}
 	if (q->from_run) {
 		if (one_int(s, "SELECT min(seq) FROM runs WHERE branch_id = ?1 AND id >= ?2",
-			    branch_id, q->from_run, NULL, &v, &found) < 0)
+		            branch_id, q->from_run, NULL, &v, &found) < 0)
 			return -1;
 		lo = found ? v : count;
 	}
@@ -263,10 +263,10 @@ int store_merge_runs(struct store *s, const struct store_query *q, struct profil
 		goto out;
 	sqlite3_stmt *agg;
 	if (sqlite3_prepare_v2(s->db,
-			       "SELECT id, samples, lost, processes, threads, cpu_seconds, "
-			       "wall_seconds, hz FROM runs WHERE branch_id = ?1 AND seq >= ?2 "
-			       "AND seq < ?3 ORDER BY seq",
-			       -1, &agg, NULL) != SQLITE_OK) {
+	                       "SELECT id, samples, lost, processes, threads, cpu_seconds, "
+	                       "wall_seconds, hz FROM runs WHERE branch_id = ?1 AND seq >= ?2 "
+	                       "AND seq < ?3 ORDER BY seq",
+	                       -1, &agg, NULL) != SQLITE_OK) {
 		store_sqlerr(s, "summing run stats");
 		goto out;
 	}
@@ -294,7 +294,8 @@ int store_merge_runs(struct store *s, const struct store_query *q, struct profil
 		goto out;
 	}
 	if (p->stats.samples)
-		p->stats.period_ns = (uint64_t)(p->stats.cpu_seconds * 1e9 / (double)p->stats.samples);
+		p->stats.period_ns =
+		        (uint64_t)(p->stats.cpu_seconds * 1e9 / (double)p->stats.samples);
 	if (nruns)
 		*nruns = n;
 	if (ids)

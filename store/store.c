@@ -17,69 +17,70 @@
 void (*store_test_hook_before_commit)(void);
 
 static const char *const stmt_sql[Q_NSTMTS] = {
-	[Q_STR_FIND] = "SELECT id FROM strings WHERE s = ?1",
-	[Q_STR_INSERT] = "INSERT INTO strings(s) VALUES (?1)",
-	[Q_FRAME_FIND] = "SELECT id FROM frames WHERE function = ?1 AND module = ?2 AND file = ?3 "
-			 "AND line = ?4 AND kind = ?5",
-	[Q_FRAME_INSERT] = "INSERT INTO frames(function, module, file, line, kind) "
-			   "VALUES (?1, ?2, ?3, ?4, ?5)",
-	[Q_NODE_FIND] = "SELECT id FROM nodes WHERE parent = ?1 AND frame = ?2",
-	[Q_NODE_INSERT] = "INSERT INTO nodes(parent, frame) VALUES (?1, ?2)",
-	[Q_STR_GET] = "SELECT s FROM strings WHERE id = ?1",
-	[Q_FRAME_GET] = "SELECT function, module, file, line, kind FROM frames WHERE id = ?1",
-	[Q_NODE_GET] = "SELECT parent, frame FROM nodes WHERE id = ?1",
-	[Q_BRANCH_FIND] = "SELECT id, nruns FROM branches WHERE name = ?1",
-	[Q_BRANCH_INSERT] = "INSERT INTO branches(name, nruns) VALUES (?1, 0)",
-	[Q_BRANCH_BUMP] = "UPDATE branches SET nruns = nruns + 1 WHERE id = ?1",
-	[Q_RUN_INSERT] = "INSERT INTO runs(branch_id, seq, created_at, commit_id, branch, "
-			 "base_branch, merge_base, dirty, commit_time, subject, ci_provider, "
-			 "pr_number, job_url, cpu_model, cpu_count, command, exit_code, "
-			 "wall_seconds, cpu_seconds, hz, samples, lost, processes, threads, "
-			 "period_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-			 "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
-	[Q_TAG_INSERT] = "INSERT OR REPLACE INTO run_tags(run, key, value) VALUES (?1, ?2, ?3)",
-	[Q_TAGS_GET] = "SELECT key, value FROM run_tags WHERE run = ?1 ORDER BY key",
-	[Q_PROFILE_INSERT] = "INSERT INTO profiles(run, test, samples, blob) VALUES (?1, ?2, ?3, ?4)",
-	[Q_PROFILES_OF_RUN] = "SELECT test, blob FROM profiles WHERE run = ?1",
-	[Q_PROFILES_OF_SEQ] = "SELECT p.test, p.blob FROM runs r JOIN profiles p ON p.run = r.id "
-			      "WHERE r.branch_id = ?1 AND r.seq = ?2",
-	[Q_SEG_GET] = "SELECT blob FROM segtree WHERE branch_id = ?1 AND level = ?2 AND idx = ?3",
-	[Q_SEG_PUT] = "INSERT OR REPLACE INTO segtree(branch_id, level, idx, blob) "
-		      "VALUES (?1, ?2, ?3, ?4)",
-	[Q_GENERATION] = "SELECT value FROM meta WHERE key = 'generation'",
+        [Q_STR_FIND] = "SELECT id FROM strings WHERE s = ?1",
+        [Q_STR_INSERT] = "INSERT INTO strings(s) VALUES (?1)",
+        [Q_FRAME_FIND] = "SELECT id FROM frames WHERE function = ?1 AND module = ?2 AND file = ?3 "
+                         "AND line = ?4 AND kind = ?5",
+        [Q_FRAME_INSERT] = "INSERT INTO frames(function, module, file, line, kind) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5)",
+        [Q_NODE_FIND] = "SELECT id FROM nodes WHERE parent = ?1 AND frame = ?2",
+        [Q_NODE_INSERT] = "INSERT INTO nodes(parent, frame) VALUES (?1, ?2)",
+        [Q_STR_GET] = "SELECT s FROM strings WHERE id = ?1",
+        [Q_FRAME_GET] = "SELECT function, module, file, line, kind FROM frames WHERE id = ?1",
+        [Q_NODE_GET] = "SELECT parent, frame FROM nodes WHERE id = ?1",
+        [Q_BRANCH_FIND] = "SELECT id, nruns FROM branches WHERE name = ?1",
+        [Q_BRANCH_INSERT] = "INSERT INTO branches(name, nruns) VALUES (?1, 0)",
+        [Q_BRANCH_BUMP] = "UPDATE branches SET nruns = nruns + 1 WHERE id = ?1",
+        [Q_RUN_INSERT] = "INSERT INTO runs(branch_id, seq, created_at, commit_id, branch, "
+                         "base_branch, merge_base, dirty, commit_time, subject, ci_provider, "
+                         "pr_number, job_url, cpu_model, cpu_count, command, exit_code, "
+                         "wall_seconds, cpu_seconds, hz, samples, lost, processes, threads, "
+                         "period_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                         "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+        [Q_TAG_INSERT] = "INSERT OR REPLACE INTO run_tags(run, key, value) VALUES (?1, ?2, ?3)",
+        [Q_TAGS_GET] = "SELECT key, value FROM run_tags WHERE run = ?1 ORDER BY key",
+        [Q_PROFILE_INSERT] =
+                "INSERT INTO profiles(run, test, samples, blob) VALUES (?1, ?2, ?3, ?4)",
+        [Q_PROFILES_OF_RUN] = "SELECT test, blob FROM profiles WHERE run = ?1",
+        [Q_PROFILES_OF_SEQ] = "SELECT p.test, p.blob FROM runs r JOIN profiles p ON p.run = r.id "
+                              "WHERE r.branch_id = ?1 AND r.seq = ?2",
+        [Q_SEG_GET] = "SELECT blob FROM segtree WHERE branch_id = ?1 AND level = ?2 AND idx = ?3",
+        [Q_SEG_PUT] = "INSERT OR REPLACE INTO segtree(branch_id, level, idx, blob) "
+                      "VALUES (?1, ?2, ?3, ?4)",
+        [Q_GENERATION] = "SELECT value FROM meta WHERE key = 'generation'",
 };
 
 /* Schema migrations: migrations[v] takes a database from user_version v to v + 1. Never edit
  * a released entry; append one (and bump STORE_SCHEMA_VERSION) to change the schema. */
 static const char *const migrations[STORE_SCHEMA_VERSION] = {
-	/* 0 -> 1: the first schema. */
-	"CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
-	"INSERT INTO meta(key, value) VALUES ('generation', 0);"
-	"CREATE TABLE strings(id INTEGER PRIMARY KEY, s TEXT NOT NULL UNIQUE);"
-	"CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL,"
-	" module INTEGER NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,"
-	" kind INTEGER NOT NULL, UNIQUE(function, module, file, line, kind));"
-	"CREATE TABLE nodes(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
-	" frame INTEGER NOT NULL, UNIQUE(parent, frame));"
-	"CREATE TABLE branches(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
-	" nruns INTEGER NOT NULL);"
-	"CREATE TABLE runs(id INTEGER PRIMARY KEY, branch_id INTEGER NOT NULL,"
-	" seq INTEGER NOT NULL, created_at INTEGER NOT NULL, commit_id TEXT NOT NULL,"
-	" branch TEXT NOT NULL, base_branch TEXT NOT NULL, merge_base TEXT NOT NULL,"
-	" dirty INTEGER NOT NULL, commit_time INTEGER NOT NULL, subject TEXT NOT NULL,"
-	" ci_provider TEXT NOT NULL, pr_number INTEGER NOT NULL, job_url TEXT NOT NULL,"
-	" cpu_model TEXT NOT NULL, cpu_count INTEGER NOT NULL, command TEXT NOT NULL,"
-	" exit_code INTEGER NOT NULL, wall_seconds REAL NOT NULL, cpu_seconds REAL NOT NULL,"
-	" hz INTEGER NOT NULL, samples INTEGER NOT NULL, lost INTEGER NOT NULL,"
-	" processes INTEGER NOT NULL, threads INTEGER NOT NULL, period_ns INTEGER NOT NULL);"
-	"CREATE INDEX runs_branch_seq ON runs(branch_id, seq);"
-	"CREATE INDEX runs_branch_name ON runs(branch, id);"
-	"CREATE TABLE run_tags(run INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
-	" PRIMARY KEY(run, key)) WITHOUT ROWID;"
-	"CREATE TABLE profiles(run INTEGER NOT NULL, test INTEGER NOT NULL,"
-	" samples INTEGER NOT NULL, blob BLOB NOT NULL, UNIQUE(run, test));"
-	"CREATE TABLE segtree(branch_id INTEGER NOT NULL, level INTEGER NOT NULL,"
-	" idx INTEGER NOT NULL, blob BLOB NOT NULL, UNIQUE(branch_id, level, idx));",
+        /* 0 -> 1: the first schema. */
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+        "INSERT INTO meta(key, value) VALUES ('generation', 0);"
+        "CREATE TABLE strings(id INTEGER PRIMARY KEY, s TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL,"
+        " module INTEGER NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,"
+        " kind INTEGER NOT NULL, UNIQUE(function, module, file, line, kind));"
+        "CREATE TABLE nodes(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+        " frame INTEGER NOT NULL, UNIQUE(parent, frame));"
+        "CREATE TABLE branches(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+        " nruns INTEGER NOT NULL);"
+        "CREATE TABLE runs(id INTEGER PRIMARY KEY, branch_id INTEGER NOT NULL,"
+        " seq INTEGER NOT NULL, created_at INTEGER NOT NULL, commit_id TEXT NOT NULL,"
+        " branch TEXT NOT NULL, base_branch TEXT NOT NULL, merge_base TEXT NOT NULL,"
+        " dirty INTEGER NOT NULL, commit_time INTEGER NOT NULL, subject TEXT NOT NULL,"
+        " ci_provider TEXT NOT NULL, pr_number INTEGER NOT NULL, job_url TEXT NOT NULL,"
+        " cpu_model TEXT NOT NULL, cpu_count INTEGER NOT NULL, command TEXT NOT NULL,"
+        " exit_code INTEGER NOT NULL, wall_seconds REAL NOT NULL, cpu_seconds REAL NOT NULL,"
+        " hz INTEGER NOT NULL, samples INTEGER NOT NULL, lost INTEGER NOT NULL,"
+        " processes INTEGER NOT NULL, threads INTEGER NOT NULL, period_ns INTEGER NOT NULL);"
+        "CREATE INDEX runs_branch_seq ON runs(branch_id, seq);"
+        "CREATE INDEX runs_branch_name ON runs(branch, id);"
+        "CREATE TABLE run_tags(run INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+        " PRIMARY KEY(run, key)) WITHOUT ROWID;"
+        "CREATE TABLE profiles(run INTEGER NOT NULL, test INTEGER NOT NULL,"
+        " samples INTEGER NOT NULL, blob BLOB NOT NULL, UNIQUE(run, test));"
+        "CREATE TABLE segtree(branch_id INTEGER NOT NULL, level INTEGER NOT NULL,"
+        " idx INTEGER NOT NULL, blob BLOB NOT NULL, UNIQUE(branch_id, level, idx));",
 };
 
 int store_sqlerr(struct store *s, const char *what)
@@ -90,25 +91,26 @@ int store_sqlerr(struct store *s, const char *what)
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
 		return cp_error("database %s is locked by another process (%s); retry when it "
-				"finishes, or raise CIPROF_DB_TIMEOUT_MS (milliseconds to wait)",
-				s->path, what);
+		                "finishes, or raise CIPROF_DB_TIMEOUT_MS (milliseconds to wait)",
+		                s->path, what);
 	case SQLITE_NOTADB:
 		return cp_error("%s is not a ciprof database (%s: %s); move it away and ciprof "
-				"starts a new one, or pass another --db",
-				s->path, what, msg);
+		                "starts a new one, or pass another --db",
+		                s->path, what, msg);
 	case SQLITE_CORRUPT:
-		return cp_error("database %s is corrupt (%s: %s); restore it from a backup, or move "
-				"it away and ciprof starts a new history",
-				s->path, what, msg);
+		return cp_error(
+		        "database %s is corrupt (%s: %s); restore it from a backup, or move "
+		        "it away and ciprof starts a new history",
+		        s->path, what, msg);
 	case SQLITE_FULL:
 		return cp_error("database %s: disk full (%s); free some space or run 'ciprof gc'",
-				s->path, what);
+		                s->path, what);
 	case SQLITE_READONLY:
 		return cp_error("database %s is read-only (%s); check the file's permissions",
-				s->path, what);
+		                s->path, what);
 	case SQLITE_CANTOPEN:
 		return cp_error("cannot open database %s (%s: %s); check the path and permissions",
-				s->path, what, msg);
+		                s->path, what, msg);
 	default:
 		return cp_error("database %s: %s: %s", s->path, what, msg);
 	}
@@ -126,7 +128,7 @@ sqlite3_stmt *store_stmt(struct store *s, enum store_stmt_id id)
 	sqlite3_stmt *st = s->stmt[id];
 	if (!st) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &st,
-				       NULL) != SQLITE_OK) {
+		                       NULL) != SQLITE_OK) {
 			store_sqlerr(s, "preparing a query");
 			return NULL;
 		}
@@ -291,9 +293,10 @@ int store_open(struct store **out, const char *path, int flags)
 		if (errno != ENOENT)
 			return cp_error_errno("cannot access database %s", path);
 		if (!(flags & STORE_CREATE) || readonly)
-			return cp_error("no database at %s; record a run first with 'ciprof run -- CMD' "
-					"or point --db (or CIPROF_DB) at an existing one",
-					path);
+			return cp_error(
+			        "no database at %s; record a run first with 'ciprof run -- CMD' "
+			        "or point --db (or CIPROF_DB) at an existing one",
+			        path);
 		if (make_parent_dirs(path) < 0)
 			return -1;
 	} else if (S_ISDIR(st.st_mode)) {
@@ -321,22 +324,24 @@ int store_open(struct store **out, const char *path, int flags)
 	/* Look before touching anything: a foreign, corrupt or newer file is left as it is. */
 	/* One statement, so one snapshot: another process may be creating the schema. */
 	int64_t version, ntables;
-	if (query_int(s, "SELECT (SELECT user_version FROM pragma_user_version) * 4294967296 + "
-			 "(SELECT count(*) FROM sqlite_schema)",
-		      &version, "reading the schema version") < 0)
+	if (query_int(s,
+	              "SELECT (SELECT user_version FROM pragma_user_version) * 4294967296 + "
+	              "(SELECT count(*) FROM sqlite_schema)",
+	              &version, "reading the schema version") < 0)
 		goto fail;
 	ntables = version & 0xffffffff;
 	version >>= 32;
 	if (version > STORE_SCHEMA_VERSION) {
 		cp_error("database %s has schema version %lld, newer than this ciprof understands "
-			 "(%d); upgrade ciprof, or pass another --db",
-			 path, (long long)version, STORE_SCHEMA_VERSION);
+		         "(%d); upgrade ciprof, or pass another --db",
+		         path, (long long)version, STORE_SCHEMA_VERSION);
 		goto fail;
 	}
 	if (version == 0 && ntables > 0) {
-		cp_error("%s is an SQLite database but not a ciprof one (no ciprof schema version); "
-			 "pass another --db",
-			 path);
+		cp_error(
+		        "%s is an SQLite database but not a ciprof one (no ciprof schema version); "
+		        "pass another --db",
+		        path);
 		goto fail;
 	}
 	if (version == 0 && !(flags & STORE_CREATE)) {
@@ -345,8 +350,8 @@ int store_open(struct store **out, const char *path, int flags)
 	}
 	if (version < STORE_SCHEMA_VERSION && readonly) {
 		cp_error("database %s has schema version %lld and needs an upgrade to %d, which a "
-			 "read-only open cannot do; run a writing command (ciprof run, ciprof gc)",
-			 path, (long long)version, STORE_SCHEMA_VERSION);
+		         "read-only open cannot do; run a writing command (ciprof run, ciprof gc)",
+		         path, (long long)version, STORE_SCHEMA_VERSION);
 		goto fail;
 	}
 	if (!readonly) {
@@ -446,7 +451,7 @@ static int db_string(struct store *s, const char *str, uint32_t *local, int64_t 
 
 /* Maps each of p's frames to a database frame id (frame_db) and cache frame id (frame_loc). */
 static int map_frames(struct store *s, const struct profile *p, int64_t *frame_db,
-		      uint32_t *frame_loc)
+                      uint32_t *frame_loc)
 {
 	for (size_t i = 0; i < p->nframes; i++) {
 		const struct profile_frame *f = &p->frames[i];
@@ -456,7 +461,7 @@ static int map_frames(struct store *s, const struct profile *p, int64_t *frame_d
 		    db_string(s, profile_str(p, f->module), &lm, &dm) < 0 ||
 		    db_string(s, profile_str(p, f->file), &lfile, &dfile) < 0)
 			return -1;
-		struct profile_frame lfr = { lf, lm, lfile, f->line, f->kind };
+		struct profile_frame lfr = {lf, lm, lfile, f->line, f->kind};
 		uint32_t l = profile_frame(s->cache, &lfr);
 		grow_cache(&s->cache_frame, s->cache->nframes, &s->cache_frame_alloc);
 		frame_loc[i] = l;
@@ -465,7 +470,7 @@ static int map_frames(struct store *s, const struct profile *p, int64_t *frame_d
 			sqlite3_stmt *st = store_stmt(s, Q_FRAME_FIND);
 			if (!st)
 				return -1;
-			int64_t vals[5] = { df, dm, dfile, f->line, f->kind };
+			int64_t vals[5] = {df, dm, dfile, f->line, f->kind};
 			for (int k = 0; k < 5; k++)
 				sqlite3_bind_int64(st, k + 1, vals[k]);
 			int r = step_id(s, st, &id, "looking up a frame");
@@ -490,7 +495,7 @@ static int map_frames(struct store *s, const struct profile *p, int64_t *frame_d
 
 /* Maps each of p's stack nodes to a database node id; parents precede children in p. */
 static int map_nodes(struct store *s, const struct profile *p, const uint32_t *frame_loc,
-		     const int64_t *frame_db, int64_t *node_db)
+                     const int64_t *frame_db, int64_t *node_db)
 {
 	uint32_t *node_loc = xmalloc(st_mult(p->nnodes, sizeof(*node_loc)));
 	int ret = -1;
@@ -576,18 +581,20 @@ static int branch_slot(struct store *s, const char *name, int64_t *id, int64_t *
 }
 
 static int insert_run_row(struct store *s, const struct run_meta *m, const struct profile *p,
-			  int64_t branch_id, int64_t seq)
+                          int64_t branch_id, int64_t seq)
 {
 	sqlite3_stmt *st = store_stmt(s, Q_RUN_INSERT);
 	if (!st)
 		return -1;
 	const struct profile_stats *ps = &p->stats;
-	uint64_t samples = m->samples ? m->samples : ps->samples ? ps->samples : profile_total(p, NULL);
+	uint64_t samples = m->samples    ? m->samples
+	                   : ps->samples ? ps->samples
+	                                 : profile_total(p, NULL);
 	int hz = m->hz ? m->hz : ps->hz;
 	uint64_t period = ps->period_ns ? ps->period_ns : hz > 0 ? 1000000000ull / (unsigned)hz : 0;
-	double cpu = m->cpu_seconds != 0 ? m->cpu_seconds
-		     : ps->cpu_seconds != 0 ? ps->cpu_seconds
-					    : (double)samples * (double)period / 1e9;
+	double cpu = m->cpu_seconds != 0    ? m->cpu_seconds
+	             : ps->cpu_seconds != 0 ? ps->cpu_seconds
+	                                    : (double)samples * (double)period / 1e9;
 	int i = 1;
 	sqlite3_bind_int64(st, i++, branch_id);
 	sqlite3_bind_int64(st, i++, seq);
@@ -641,7 +648,7 @@ static int add_run_txn(struct store *s, struct run_meta *meta, const struct prof
 				goto out;
 		}
 		blob_entries_push(&run, (uint64_t)test_db[smp->test], (uint64_t)node_db[smp->node],
-				  smp->count);
+		                  smp->count);
 	}
 	blob_entries_normalize(&run);
 
@@ -722,9 +729,9 @@ fail:
 
 /* ---- reading runs ----------------------------------------------------------------------- */
 
-#define RUN_COLS                                                                               \
-	"id, created_at, commit_id, branch, base_branch, merge_base, dirty, commit_time, "     \
-	"subject, ci_provider, pr_number, job_url, cpu_model, cpu_count, command, exit_code, " \
+#define RUN_COLS                                                                                   \
+	"id, created_at, commit_id, branch, base_branch, merge_base, dirty, commit_time, "         \
+	"subject, ci_provider, pr_number, job_url, cpu_model, cpu_count, command, exit_code, "     \
 	"wall_seconds, cpu_seconds, hz, samples, lost"
 
 static const char *col_text(sqlite3_stmt *st, int i)
@@ -775,14 +782,14 @@ static int load_tags(struct store *s, struct run_meta *m)
 }
 
 int store_list_runs(struct store *s, const char *branch, size_t limit, struct run_meta **out,
-		    size_t *n)
+                    size_t *n)
 {
 	*out = NULL;
 	*n = 0;
 	sqlite3_stmt *st;
 	const char *sql = branch ? "SELECT " RUN_COLS " FROM runs WHERE branch = ?1 "
-				   "ORDER BY id DESC LIMIT ?2"
-				 : "SELECT " RUN_COLS " FROM runs ORDER BY id DESC LIMIT ?2";
+	                           "ORDER BY id DESC LIMIT ?2"
+	                         : "SELECT " RUN_COLS " FROM runs ORDER BY id DESC LIMIT ?2";
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return store_sqlerr(s, "listing runs");
 	if (branch)
@@ -824,7 +831,7 @@ int store_get_run(struct store *s, int64_t id, struct run_meta *out)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, "SELECT " RUN_COLS " FROM runs WHERE id = ?1", -1, &st,
-			       NULL) != SQLITE_OK)
+	                       NULL) != SQLITE_OK)
 		return store_sqlerr(s, "reading a run");
 	sqlite3_bind_int64(st, 1, id);
 	int rc = sqlite3_step(st);
@@ -833,7 +840,7 @@ int store_get_run(struct store *s, int64_t id, struct run_meta *out)
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)
 		return cp_error("no run %lld in %s; 'ciprof runs' lists the stored runs",
-				(long long)id, s->path);
+		                (long long)id, s->path);
 	if (rc != SQLITE_ROW)
 		return store_sqlerr(s, "reading a run");
 	return load_tags(s, out);
@@ -842,8 +849,8 @@ int store_get_run(struct store *s, int64_t id, struct run_meta *out)
 int store_latest_run(struct store *s, const char *branch, int64_t *out)
 {
 	sqlite3_stmt *st;
-	const char *sql = branch ? "SELECT max(id) FROM runs WHERE branch = ?1"
-				 : "SELECT max(id) FROM runs";
+	const char *sql =
+	        branch ? "SELECT max(id) FROM runs WHERE branch = ?1" : "SELECT max(id) FROM runs";
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return store_sqlerr(s, "finding the latest run");
 	if (branch)
@@ -856,10 +863,10 @@ int store_latest_run(struct store *s, const char *branch, int64_t *out)
 	if (!id) {
 		if (branch)
 			return cp_error("no runs of branch '%s' in %s; 'ciprof runs' lists the "
-					"stored runs",
-					branch, s->path);
+			                "stored runs",
+			                branch, s->path);
 		return cp_error("no runs stored in %s yet; record one with 'ciprof run -- CMD'",
-				s->path);
+		                s->path);
 	}
 	*out = id;
 	return 0;
@@ -933,12 +940,12 @@ static int build_str(struct profile_builder *b, int64_t id, uint32_t *out)
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = profile_intern_len(b->p, (const char *)sqlite3_column_text(st, 0),
-					  (size_t)sqlite3_column_bytes(st, 0));
+		                          (size_t)sqlite3_column_bytes(st, 0));
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE)
 		return cp_error("database %s is corrupt: string %lld is missing; restore a backup "
-				"or run 'ciprof gc'",
-				b->s->path, (long long)id);
+		                "or run 'ciprof gc'",
+		                b->s->path, (long long)id);
 	if (rc != SQLITE_ROW)
 		return store_sqlerr(b->s, "reading a string");
 	idmap_put(&b->strs, (uint64_t)id, *out);
@@ -954,17 +961,17 @@ static int build_frame(struct profile_builder *b, int64_t id, uint32_t *out)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	int rc = sqlite3_step(st);
-	int64_t v[5] = { 0 };
+	int64_t v[5] = {0};
 	if (rc == SQLITE_ROW)
 		for (int i = 0; i < 5; i++)
 			v[i] = sqlite3_column_int64(st, i);
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE)
 		return cp_error("database %s is corrupt: frame %lld is missing; restore a backup",
-				b->s->path, (long long)id);
+		                b->s->path, (long long)id);
 	if (rc != SQLITE_ROW)
 		return store_sqlerr(b->s, "reading a frame");
-	struct profile_frame f = { .line = (uint32_t)v[3], .kind = (uint32_t)v[4] };
+	struct profile_frame f = {.line = (uint32_t)v[3], .kind = (uint32_t)v[4]};
 	if (build_str(b, v[0], &f.function) < 0 || build_str(b, v[1], &f.module) < 0 ||
 	    build_str(b, v[2], &f.file) < 0)
 		return -1;
@@ -993,8 +1000,9 @@ static int build_node(struct profile_builder *b, uint64_t id, uint32_t *out)
 		}
 		sqlite3_reset(st);
 		if (rc == SQLITE_DONE) {
-			cp_error("database %s is corrupt: stack node %llu is missing; restore a backup",
-				 b->s->path, (unsigned long long)id);
+			cp_error("database %s is corrupt: stack node %llu is missing; restore a "
+			         "backup",
+			         b->s->path, (unsigned long long)id);
 			goto out;
 		}
 		if (rc != SQLITE_ROW) {
@@ -1002,9 +1010,10 @@ static int build_node(struct profile_builder *b, uint64_t id, uint32_t *out)
 			goto out;
 		}
 		if (n > 100000 || (uint64_t)parent >= id) {
-			cp_error("database %s is corrupt: stack node %llu has a bad parent; restore "
-				 "a backup",
-				 b->s->path, (unsigned long long)id);
+			cp_error(
+			        "database %s is corrupt: stack node %llu has a bad parent; restore "
+			        "a backup",
+			        b->s->path, (unsigned long long)id);
 			goto out;
 		}
 		ALLOC_GROW(chain, n + 1, alloc);
@@ -1083,11 +1092,12 @@ int store_load_profile(struct store *s, int64_t id, const char *test, struct pro
 			continue;
 		found = 1;
 		if (blob_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-				(uint64_t)t, &e) < 0) {
+		                (uint64_t)t, &e) < 0) {
 			char *msg = xstrdup(cp_last_error());
-			cp_error("database %s is corrupt: run %lld: %s; restore a backup or delete the "
-				 "run with 'ciprof gc'",
-				 s->path, (long long)id, msg);
+			cp_error("database %s is corrupt: run %lld: %s; restore a backup or delete "
+			         "the "
+			         "run with 'ciprof gc'",
+			         s->path, (long long)id, msg);
 			free(msg);
 			sqlite3_reset(st);
 			goto out;
@@ -1100,8 +1110,8 @@ int store_load_profile(struct store *s, int64_t id, const char *test, struct pro
 	}
 	if (test && !found) {
 		cp_error("run %lld has no samples of test '%s'; 'ciprof show %lld --by test' lists "
-			 "its tests",
-			 (long long)id, test, (long long)id);
+		         "its tests",
+		         (long long)id, test, (long long)id);
 		goto out;
 	}
 	blob_entries_normalize(&e);
@@ -1110,9 +1120,9 @@ int store_load_profile(struct store *s, int64_t id, const char *test, struct pro
 	/* Stats of the whole run, from its row. */
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(s->db,
-			       "SELECT samples, lost, processes, threads, period_ns, cpu_seconds, "
-			       "wall_seconds, hz, exit_code FROM runs WHERE id = ?1",
-			       -1, &q, NULL) != SQLITE_OK) {
+	                       "SELECT samples, lost, processes, threads, period_ns, cpu_seconds, "
+	                       "wall_seconds, hz, exit_code FROM runs WHERE id = ?1",
+	                       -1, &q, NULL) != SQLITE_OK) {
 		store_sqlerr(s, "reading run stats");
 		goto out;
 	}
@@ -1145,16 +1155,21 @@ out:
 int store_counts(struct store *s, struct store_counts *out)
 {
 	static const char *const sql[] = {
-		"SELECT count(*) FROM runs",	 "SELECT count(*) FROM branches",
-		"SELECT count(*) FROM strings",	 "SELECT count(*) FROM frames",
-		"SELECT count(*) FROM nodes",	 "SELECT count(*) FROM profiles",
-		"SELECT count(*) FROM segtree",	 "PRAGMA page_count",
-		"PRAGMA page_size",		 "PRAGMA freelist_count",
+	        "SELECT count(*) FROM runs",
+	        "SELECT count(*) FROM branches",
+	        "SELECT count(*) FROM strings",
+	        "SELECT count(*) FROM frames",
+	        "SELECT count(*) FROM nodes",
+	        "SELECT count(*) FROM profiles",
+	        "SELECT count(*) FROM segtree",
+	        "PRAGMA page_count",
+	        "PRAGMA page_size",
+	        "PRAGMA freelist_count",
 	};
-	int64_t *dst[] = { &out->runs,	 &out->branches,      &out->strings,
-			   &out->frames, &out->nodes,	      &out->profiles,
-			   &out->segtree_nodes, &out->page_count, &out->page_size,
-			   &out->freelist_pages };
+	int64_t *dst[] = {&out->runs,          &out->branches,   &out->strings,
+	                  &out->frames,        &out->nodes,      &out->profiles,
+	                  &out->segtree_nodes, &out->page_count, &out->page_size,
+	                  &out->freelist_pages};
 	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
 		if (query_int(s, sql[i], dst[i], "counting rows") < 0)
 			return -1;
@@ -1178,11 +1193,11 @@ int store_check(struct store *s)
 	/* A branch of n runs has, at level l >= 1, exactly floor(n / 2^l) nodes, and its runs
 	 * are numbered 0..n-1. */
 	if (sqlite3_prepare_v2(s->db,
-			       "SELECT b.id, b.name, b.nruns, (SELECT count(*) FROM runs r WHERE "
-			       "r.branch_id = b.id), (SELECT coalesce(max(seq), -1) FROM runs r "
-			       "WHERE r.branch_id = b.id), (SELECT count(*) FROM segtree t WHERE "
-			       "t.branch_id = b.id) FROM branches b",
-			       -1, &st, NULL) != SQLITE_OK)
+	                       "SELECT b.id, b.name, b.nruns, (SELECT count(*) FROM runs r WHERE "
+	                       "r.branch_id = b.id), (SELECT coalesce(max(seq), -1) FROM runs r "
+	                       "WHERE r.branch_id = b.id), (SELECT count(*) FROM segtree t WHERE "
+	                       "t.branch_id = b.id) FROM branches b",
+	                       -1, &st, NULL) != SQLITE_OK)
 		return store_sqlerr(s, "checking segment trees");
 	int ret = 0;
 	while (!ret && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1192,14 +1207,23 @@ int store_check(struct store *s)
 		for (int l = 1; l < 63 && (n >> l); l++)
 			want += n >> l;
 		if (runs != n || maxseq != n - 1 || nodes != want)
-			ret = cp_error("database %s: branch '%s' has %lld runs (numbered up to %lld) "
-				       "and %lld segment tree nodes, expected %lld runs and %lld "
-				       "nodes; run 'ciprof gc' to rebuild",
-				       s->path, col_text(st, 1), (long long)runs, (long long)maxseq,
-				       (long long)nodes, (long long)n, (long long)want);
+			ret = cp_error(
+			        "database %s: branch '%s' has %lld runs (numbered up to %lld) "
+			        "and %lld segment tree nodes, expected %lld runs and %lld "
+			        "nodes; run 'ciprof gc' to rebuild",
+			        s->path, col_text(st, 1), (long long)runs, (long long)maxseq,
+			        (long long)nodes, (long long)n, (long long)want);
 	}
 	sqlite3_finalize(st);
 	if (!ret && rc != SQLITE_DONE)
 		return store_sqlerr(s, "checking segment trees");
 	return ret;
+}
+
+int store_checkpoint(struct store *s)
+{
+	int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+		return store_sqlerr(s, "checkpointing");
+	return 0;
 }

@@ -50,7 +50,7 @@ int store_add_run(struct store *s, struct run_meta *meta, const struct profile *
  * (0 = all). *out is an array of *n initialized run_meta (owned: store_runs_free).
  */
 int store_list_runs(struct store *s, const char *branch, size_t limit, struct run_meta **out,
-		    size_t *n);
+                    size_t *n);
 void store_runs_free(struct run_meta *runs, size_t n);
 
 /* Fills *out (run_meta_init'ed by the caller) with run id's metadata; an unknown id is an
@@ -89,7 +89,7 @@ struct store_query {
  * (owned array, free()).
  */
 int store_merge_runs(struct store *s, const struct store_query *q, struct profile **out,
-		     size_t *nruns, int64_t **ids);
+                     size_t *nruns, int64_t **ids);
 
 /* What gc removes: runs beyond the newest keep_runs (0 = no limit), and runs created more than
  * older_than_days days before now (0 = no limit). */
@@ -119,6 +119,10 @@ int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_res
  * folder or file), else ".ciprof/ciprof.db" in the current directory. Owned string (free()).
  */
 char *store_default_path(void);
+
+/* Copies the WAL into the main file and truncates it (PRAGMA wal_checkpoint(TRUNCATE)), so
+ * that the file's size is the database's size. Busy readers only delay it: not an error. */
+int store_checkpoint(struct store *s);
 
 /* Row counts, for tests, benchmarks and 'ciprof gc' reports. */
 struct store_counts {

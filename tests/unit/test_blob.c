@@ -15,7 +15,7 @@ static void random_entries(struct blob_entries *b, uint64_t seed, int tests, siz
 	for (size_t i = 0; i < n; i++) {
 		uint64_t shift = tu_rand(&st) % 60;
 		blob_entries_push(b, tests ? tu_rand(&st) % (uint64_t)tests : 0,
-				  tu_rand(&st) >> shift, 1 + (tu_rand(&st) >> (shift + 4)));
+		                  tu_rand(&st) >> shift, 1 + (tu_rand(&st) >> (shift + 4)));
 	}
 	blob_entries_normalize(b);
 }
@@ -152,10 +152,10 @@ static void test_malformed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_compact),
-		cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_malformed),
+	        cmocka_unit_test(test_round_trip),
+	        cmocka_unit_test(test_compact),
+	        cmocka_unit_test(test_merge),
+	        cmocka_unit_test(test_malformed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,7 @@ struct model {
 	int n;
 };
 
-static const char *const branch_names[] = { "main", "feature/x", "release" };
+static const char *const branch_names[] = {"main", "feature/x", "release"};
 #define NBRANCHES 3
 
 static struct profile *run_profile(const struct model_run *r)
@@ -78,8 +78,8 @@ static void compare(const struct profile *want, const struct profile *got)
 		const char *name = profile_str(want, (uint32_t)t);
 		if (profile_total(want, name) != profile_total(got, name))
 			fail_msg("test '%s': %llu samples expected, got %llu", name,
-				 (unsigned long long)profile_total(want, name),
-				 (unsigned long long)profile_total(got, name));
+			         (unsigned long long)profile_total(want, name),
+			         (unsigned long long)profile_total(got, name));
 		a = tu_folded(want, name);
 		b = tu_folded(got, name);
 		assert_string_equal(a, b);
@@ -90,7 +90,7 @@ static void compare(const struct profile *want, const struct profile *got)
 }
 
 static void check_query(struct store *s, const struct model *m, int b, const int *idx, int lo,
-			int hi, const struct store_query *q)
+                        int hi, const struct store_query *q)
 {
 	struct profile *want = profile_new();
 	for (int i = lo; i < hi; i++) {
@@ -107,8 +107,8 @@ static void check_query(struct store *s, const struct model *m, int b, const int
 	for (int i = lo; i < hi; i++)
 		assert_int_equal(ids[i - lo], m->runs[idx[i]].id);
 	compare(want, got);
-	assert_int_equal(got->stats.samples, want->stats.samples ? want->stats.samples
-								 : profile_total(want, NULL));
+	assert_int_equal(got->stats.samples,
+	                 want->stats.samples ? want->stats.samples : profile_total(want, NULL));
 	free(ids);
 	profile_free(want);
 	profile_free(got);
@@ -125,7 +125,7 @@ static void random_queries(struct store *s, const struct model *m, uint64_t *rng
 			continue;
 		int lo = (int)(tu_rand(rng) % (uint64_t)n);
 		int hi = lo + 1 + (int)(tu_rand(rng) % (uint64_t)(n - lo));
-		struct store_query q = { .branch = branch_names[b] };
+		struct store_query q = {.branch = branch_names[b]};
 		switch (k % 4) {
 		case 0: /* by run ids, inclusive */
 			q.from_run = m->runs[idx[lo]].id;
@@ -162,7 +162,7 @@ static void random_queries(struct store *s, const struct model *m, uint64_t *rng
 		int n = branch_runs(m, b, idx);
 		if (!n)
 			continue;
-		struct store_query q = { .branch = branch_names[b] };
+		struct store_query q = {.branch = branch_names[b]};
 		check_query(s, m, b, idx, 0, n, &q);
 		q.from_run = m->runs[idx[n - 1]].id + 1000000;
 		struct profile *got;
@@ -206,7 +206,7 @@ static void test_segtree_property(void **state)
 		random_queries(s, m, &rng, 60);
 
 		/* gc by count: the newest 45 runs of all branches stay. */
-		struct store_gc_opts o = { .keep_runs = 45, .now = now };
+		struct store_gc_opts o = {.keep_runs = 45, .now = now};
 		struct store_gc_result res;
 		assert_int_equal(store_gc(s, &o, &res), 0);
 		int before = 0;
@@ -226,7 +226,7 @@ static void test_segtree_property(void **state)
 		/* gc by age (runs stored early are "older"), in a fresh connection. */
 		store_close(s);
 		assert_int_equal(store_open(&s, db, 0), 0);
-		struct store_gc_opts o2 = { .older_than_days = 30, .now = now };
+		struct store_gc_opts o2 = {.older_than_days = 30, .now = now};
 		assert_int_equal(store_gc(s, &o2, &res), 0);
 		apply_gc(m, 0, 30, now);
 		assert_int_equal(store_check(s), 0);
@@ -261,7 +261,7 @@ static void test_segtree_unknown_branch(void **state)
 	char *db = xasprintf("%s/seg.db", dir);
 	struct store *s;
 	assert_int_equal(store_open(&s, db, STORE_CREATE), 0);
-	struct store_query q = { .branch = "nope" };
+	struct store_query q = {.branch = "nope"};
 	struct profile *p;
 	assert_int_equal(store_merge_runs(s, &q, &p, NULL, NULL), -1);
 	assert_non_null(strstr(cp_last_error(), "no runs of branch 'nope'"));
@@ -291,8 +291,8 @@ static void test_segtree_unknown_branch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_segtree_property),
-		cmocka_unit_test(test_segtree_unknown_branch),
+	        cmocka_unit_test(test_segtree_property),
+	        cmocka_unit_test(test_segtree_unknown_branch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

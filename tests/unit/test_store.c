@@ -108,7 +108,7 @@ static void test_round_trip(void **state)
 	free(a);
 	free(b);
 	/* Per-test samples survive, and frames keep module, file and line. */
-	const char *tests[] = { "", "test_1", "test_2", "test_3" };
+	const char *tests[] = {"", "test_1", "test_2", "test_3"};
 	for (int i = 0; i < 4; i++) {
 		a = tu_folded(p, tests[i]);
 		b = tu_folded(q, tests[i]);
@@ -120,10 +120,10 @@ static void test_round_trip(void **state)
 	assert_int_equal(p->nframes, q->nframes);
 	for (size_t i = 0; i < q->nframes; i++) {
 		struct profile_frame f = q->frames[i];
-		struct profile_frame k = {
-			profile_intern(p, profile_str(q, f.function)),
-			profile_intern(p, profile_str(q, f.module)),
-			profile_intern(p, profile_str(q, f.file)), f.line, f.kind };
+		struct profile_frame k = {profile_intern(p, profile_str(q, f.function)),
+		                          profile_intern(p, profile_str(q, f.module)),
+		                          profile_intern(p, profile_str(q, f.file)), f.line,
+		                          f.kind};
 		size_t before = p->nframes;
 		profile_frame(p, &k);
 		assert_int_equal(p->nframes, before); /* q's frame existed in p */
@@ -155,7 +155,7 @@ static void test_list_and_latest(void **state)
 	int64_t id;
 	assert_int_equal(store_latest_run(s, NULL, &id), -1);
 	assert_non_null(strstr(cp_last_error(), "no runs stored"));
-	const char *branches[] = { "main", "feature", "main", "main", "feature" };
+	const char *branches[] = {"main", "feature", "main", "main", "feature"};
 	int64_t ids[5];
 	for (int i = 0; i < 5; i++) {
 		struct profile *p = tu_random_profile((uint64_t)i, 2, 20, 10, 5);
@@ -261,11 +261,12 @@ static void test_concurrent_writers(void **state)
 	for (int w = 0; w < 2; w++) {
 		struct profile *sum = profile_new();
 		for (int i = 0; i < 20; i++) {
-			struct profile *p = tu_random_profile((uint64_t)(w * 100 + i), 3, 50, 20, 8);
+			struct profile *p =
+			        tu_random_profile((uint64_t)(w * 100 + i), 3, 50, 20, 8);
 			profile_merge(sum, p);
 			profile_free(p);
 		}
-		struct store_query q = { .branch = w ? "b" : "a" };
+		struct store_query q = {.branch = w ? "b" : "a"};
 		struct profile *got;
 		size_t n;
 		assert_int_equal(store_merge_runs(s, &q, &got, &n, NULL), 0);
@@ -484,10 +485,11 @@ static void test_locked(void **state)
 	/* Another connection holds an exclusive lock on the whole file. */
 	sqlite3 *other;
 	assert_int_equal(sqlite3_open(db, &other), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(other, "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; "
-					     "SELECT count(*) FROM runs;",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other,
+	                              "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; "
+	                              "SELECT count(*) FROM runs;",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
 	assert_refused(db, 0, "locked by another process");
 	sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_close(other);
@@ -565,16 +567,16 @@ static void test_gitignore_and_default_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_list_and_latest),
-		cmocka_unit_test(test_trie_dedup),
-		cmocka_unit_test(test_concurrent_writers),
-		cmocka_unit_test(test_kill_during_store),
-		cmocka_unit_test(test_corrupt_file),
-		cmocka_unit_test(test_newer_version),
-		cmocka_unit_test(test_foreign_and_missing),
-		cmocka_unit_test(test_locked),
-		cmocka_unit_test(test_gitignore_and_default_path),
+	        cmocka_unit_test(test_round_trip),
+	        cmocka_unit_test(test_list_and_latest),
+	        cmocka_unit_test(test_trie_dedup),
+	        cmocka_unit_test(test_concurrent_writers),
+	        cmocka_unit_test(test_kill_during_store),
+	        cmocka_unit_test(test_corrupt_file),
+	        cmocka_unit_test(test_newer_version),
+	        cmocka_unit_test(test_foreign_and_missing),
+	        cmocka_unit_test(test_locked),
+	        cmocka_unit_test(test_gitignore_and_default_path),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -25,13 +25,13 @@ static inline uint64_t tu_rand(uint64_t *state)
 
 /* A profile of up to nstacks random stacks (depth 1..max_depth over nfuncs functions) spread
  * over ntests tests ("" included), with random counts. */
-static inline struct profile *tu_random_profile(uint64_t seed, int ntests, int nstacks,
-						int nfuncs, int max_depth)
+static inline struct profile *tu_random_profile(uint64_t seed, int ntests, int nstacks, int nfuncs,
+                                                int max_depth)
 {
 	uint64_t st = seed;
 	struct profile *p = profile_new();
-	struct profile_frame pf = { .function = profile_intern(p, "proc"),
-				    .kind = PROFILE_FRAME_PROCESS };
+	struct profile_frame pf = {.function = profile_intern(p, "proc"),
+	                           .kind = PROFILE_FRAME_PROCESS};
 	uint32_t root = profile_node(p, 0, profile_frame(p, &pf));
 	for (int i = 0; i < nstacks; i++) {
 		uint32_t node = root;
@@ -42,10 +42,10 @@ static inline struct profile *tu_random_profile(uint64_t seed, int ntests, int n
 			snprintf(name, sizeof(name), "fn_%d", f);
 			snprintf(file, sizeof(file), "src/f%d.c", f % 7);
 			struct profile_frame fr = {
-				.function = profile_intern(p, name),
-				.module = profile_intern(p, f % 3 ? "libx.so" : "app"),
-				.file = profile_intern(p, f % 5 ? file : ""),
-				.line = (uint32_t)(f % 5 ? 10 + f : 0),
+			        .function = profile_intern(p, name),
+			        .module = profile_intern(p, f % 3 ? "libx.so" : "app"),
+			        .file = profile_intern(p, f % 5 ? file : ""),
+			        .line = (uint32_t)(f % 5 ? 10 + f : 0),
 			};
 			node = profile_node(p, node, profile_frame(p, &fr));
 		}

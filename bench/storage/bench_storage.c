@@ -1,0 +1,139 @@
+/* bench/storage: how big is a history in the store, against the same runs as gzip -6'd
+ * folded text (what people keep otherwise)? Stores R synthetic runs (bench/storage/synth.c),
+ * checkpoints, and compares the file's size (segment tree included) with the summed gzip -6
+ * size of each run's folded text. Goal: at least 10x smaller.
+ * usage: bench_storage [--runs R] [--stacks N] [--funcs F] [--tests T] [--churn C]
+ *                      [--samples S] [--db FILE] */
+#include "bench/storage/synth.h"
+#include "common/error.h"
+#include "common/runmeta.h"
+#include "common/xalloc.h"
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* Size of data after gzip -6 (deflate level 6 with the gzip wrapper, as gzip writes it). */
+static size_t gzip6_size(const char *data, size_t len)
+{
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		abort();
+	size_t cap = deflateBound(&z, len);
+	unsigned char *out = xmalloc(cap);
+	z.next_in = (unsigned char *)data;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+		abort();
+	size_t n = z.total_out;
+	deflateEnd(&z);
+	free(out);
+	return n;
+}
+
+static long file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (long)st.st_size : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = 20, stacks = 3000, funcs = 300, tests = 40;
+	double churn = 0.05;
+	long samples = 60000;
+	const char *db = NULL;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--runs"))
+			runs = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--stacks"))
+			stacks = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--funcs"))
+			funcs = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--tests"))
+			tests = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--churn"))
+			churn = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--samples"))
+			samples = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--db"))
+			db = argv[i + 1];
+		else {
+			fprintf(stderr, "bench_storage: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	char *path = db ? xstrdup(db) : xasprintf("/tmp/ciprof-bench-storage-%d.db", (int)getpid());
+	unlink(path);
+	struct store *s;
+	if (store_open(&s, path, STORE_CREATE) < 0) {
+		fprintf(stderr, "bench_storage: %s\n", cp_last_error());
+		return 3;
+	}
+	struct synth *w = synth_new(42, stacks, funcs, tests);
+	size_t folded_total = 0, gz_total = 0;
+	for (int r = 0; r < runs; r++) {
+		struct profile *p = synth_next(w, r ? churn : 0, (uint64_t)samples);
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		profile_write_folded(p, f, NULL);
+		fclose(f);
+		folded_total += len;
+		gz_total += gzip6_size(text, len);
+		free(text);
+		struct run_meta m;
+		run_meta_init(&m);
+		run_meta_set(&m.branch, "main");
+		char commit[41];
+		snprintf(commit, sizeof(commit), "%040x", r + 1);
+		run_meta_set(&m.commit, commit);
+		run_meta_set(&m.command, "make test");
+		if (store_add_run(s, &m, p) < 0) {
+			fprintf(stderr, "bench_storage: %s\n", cp_last_error());
+			return 3;
+		}
+		run_meta_release(&m);
+		profile_free(p);
+	}
+	struct store_counts c;
+	if (store_checkpoint(s) < 0 || store_counts(s, &c) < 0) {
+		fprintf(stderr, "bench_storage: %s\n", cp_last_error());
+		return 3;
+	}
+	store_close(s);
+	long dbsize = file_size(path);
+	char *wal = xasprintf("%s-wal", path);
+	long walsize = file_size(wal);
+	printf("runs %d, stacks/run %d, functions %d, tests %d, churn %.0f%%, samples/run %ld\n",
+	       runs, stacks, funcs, tests, churn * 100, samples);
+	printf("database rows: %lld strings, %lld frames, %lld stack nodes, %lld profile blobs, "
+	       "%lld segment-tree nodes\n",
+	       (long long)c.strings, (long long)c.frames, (long long)c.nodes, (long long)c.profiles,
+	       (long long)c.segtree_nodes);
+	printf("folded text:        %10zu bytes (%zu per run)\n", folded_total,
+	       folded_total / (size_t)runs);
+	printf("gzip -6 folded:     %10zu bytes (%zu per run)\n", gz_total,
+	       gz_total / (size_t)runs);
+	printf("ciprof database:    %10ld bytes (%ld per run; wal %ld after checkpoint)\n", dbsize,
+	       dbsize / runs, walsize);
+	printf("ratio gzip/db:      %10.1fx  (goal >= 10x)\n", (double)gz_total / (double)dbsize);
+	if (!db) {
+		unlink(path);
+		unlink(wal);
+		char *shm = xasprintf("%s-shm", path);
+		unlink(shm);
+		free(shm);
+	}
+	free(wal);
+	free(path);
+	synth_free(w);
+	return 0;
+}
