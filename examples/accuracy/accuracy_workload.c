@@ -179,8 +179,8 @@ static pid_t start_exec(const char *self)
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", "exec \"$0\" \"$@\"", self, "--role", "exec", "--truth",
-		      truth_path, "--scale", scale_arg, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", "exec \"$0\" \"$@\"", self, "--role", "exec",
+		      "--truth", truth_path, "--scale", scale_arg, (char *)NULL);
 		fprintf(stderr, "accuracy_workload: cannot run /bin/sh: %s\n", strerror(errno));
 		_exit(127);
 	}
@@ -221,7 +221,8 @@ int main(int argc, char **argv)
 			char *end;
 			scale = strtod(argv[++i], &end);
 			if (*end || !(scale > 0 && scale <= 1000)) {
-				fprintf(stderr, "accuracy_workload: --scale takes a number in (0, 1000]\n");
+				fprintf(stderr,
+				        "accuracy_workload: --scale takes a number in (0, 1000]\n");
 				return 2;
 			}
 		} else if (!strcmp(a, "--role") && i + 1 < argc) {
@@ -232,7 +233,8 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "accuracy_workload: unknown or incomplete option '%s'\n", a);
+			fprintf(stderr, "accuracy_workload: unknown or incomplete option '%s'\n",
+			        a);
 			usage(stderr);
 			return 2;
 		}

@@ -18,12 +18,14 @@ expect_rc "ciprof run accuracy_workload" 0 run
 total=$(check_folded "$TMP/p.folded") || fail "bad folded profile: $total"
 ok "folded profile is well-formed, $total samples"
 
-# The kernel's name for the process: the executable's base name cut to 15 bytes.
-comm=$(basename "$WORKLOAD" | cut -c1-15)
+# The root frame names the process: its executable's base name, in full or cut to the
+# kernel's 15-byte comm.
+exe=$(basename "$WORKLOAD")
 
-python3 - "$TMP/p.folded" "$TMP/truth.txt" "$HZ" "$comm" <<'PY' || check_failed "profile does not match the truth (see above)"
+python3 - "$TMP/p.folded" "$TMP/truth.txt" "$HZ" "$exe" <<'PY' || check_failed "profile does not match the truth (see above)"
 import sys
-folded, truth_path, hz, comm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+folded, truth_path, hz, exe = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+names = {exe, exe[:15]}
 ROLES = ["burn_parent", "burn_child", "burn_thread", "burn_exec"]
 errors = []
 
@@ -54,7 +56,7 @@ for frames, c in stacks:
             i = frames.index(r)
             if i + 1 < len(frames) and frames[i + 1] == spin:
                 with_spin[r] += c
-            if frames[0] != comm:
+            if frames[0] not in names:
                 bad_root[r] += c
         elif spin in frames:
             orphan_spin[r] += c
@@ -81,7 +83,7 @@ for r in ROLES:
     if bad_root[r]:
         roots = sorted({f[0] for f, _ in stacks if r in f})
         errors.append(f"{r}: {bad_root[r]} samples do not start with the process name "
-                      f"'{comm}' (roots seen: {roots})")
+                      f"'{exe}' (roots seen: {roots})")
 
 cpu_profile = all_samples / hz
 print(f"all samples: {all_samples} = {cpu_profile:.3f} CPU-s at {hz} Hz; "

@@ -10,19 +10,19 @@
 /* ---- tokens ---------------------------------------------------------------------------- */
 
 enum calc_tok_kind {
-	CALC_TOK_END,    /* end of input */
-	CALC_TOK_NUM,    /* number literal: 12, 3.5, 1e-3 */
-	CALC_TOK_IDENT,  /* name: a variable or a function */
-	CALC_TOK_OP,     /* one of + - * / % ^ ( ) , */
-	CALC_TOK_ERROR,  /* a character that starts no token */
+	CALC_TOK_END,   /* end of input */
+	CALC_TOK_NUM,   /* number literal: 12, 3.5, 1e-3 */
+	CALC_TOK_IDENT, /* name: a variable or a function */
+	CALC_TOK_OP,    /* one of + - * / % ^ ( ) , */
+	CALC_TOK_ERROR, /* a character that starts no token */
 };
 
 struct calc_token {
 	enum calc_tok_kind kind;
-	size_t pos;      /* byte offset in the input */
-	size_t len;      /* bytes */
-	double num;      /* value for CALC_TOK_NUM */
-	char op;         /* the operator for CALC_TOK_OP */
+	size_t pos; /* byte offset in the input */
+	size_t len; /* bytes */
+	double num; /* value for CALC_TOK_NUM */
+	char op;    /* the operator for CALC_TOK_OP */
 };
 
 struct calc_lexer {
@@ -68,9 +68,9 @@ int calc_env_set(struct calc_env *env, const char *name, double value);
 
 enum calc_status {
 	CALC_OK = 0,
-	CALC_ESYNTAX = -1,   /* parse error */
-	CALC_EUNKNOWN = -2,  /* unknown variable or function */
-	CALC_EDOMAIN = -3,   /* division by zero, sqrt of a negative, ... */
+	CALC_ESYNTAX = -1,  /* parse error */
+	CALC_EUNKNOWN = -2, /* unknown variable or function */
+	CALC_EDOMAIN = -3,  /* division by zero, sqrt of a negative, ... */
 };
 
 /* Evaluates n under env (may be NULL) into *out; returns CALC_OK or a negative status. */
@@ -103,7 +103,11 @@ void calc_factorial(struct calc_big *out, uint32_t n);
 /* Sieve of Eratosthenes over [0, limit]: returns a malloc'd array of limit+1 bytes, 1 = prime,
  * owned by the caller; NULL when out of memory. */
 uint8_t *calc_sieve(uint32_t limit);
-/* Number of primes <= limit, by sieving. */
+/* Segmented sieve step: sets out[i] to 1 when lo + i is prime, for i < len, given every
+ * prime up to sqrt(lo + len - 1) in primes[0..nprimes). */
+void calc_sieve_segment(uint8_t *out, uint64_t lo, size_t len, const uint32_t *primes,
+                        size_t nprimes);
+/* Number of primes <= limit, by a segmented sieve (cache-sized segments). */
 uint32_t calc_prime_count(uint32_t limit);
 /* Trial division. */
 int calc_is_prime(uint64_t n);

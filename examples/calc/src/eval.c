@@ -91,9 +91,15 @@ int calc_eval(const struct calc_node *n, const struct calc_env *env, double *out
 		    (r = calc_eval(n->b, env, &b)) != CALC_OK)
 			return r;
 		switch (n->op) {
-		case '+': *out = a + b; return CALC_OK;
-		case '-': *out = a - b; return CALC_OK;
-		case '*': *out = a * b; return CALC_OK;
+		case '+':
+			*out = a + b;
+			return CALC_OK;
+		case '-':
+			*out = a - b;
+			return CALC_OK;
+		case '*':
+			*out = a * b;
+			return CALC_OK;
 		case '/':
 			if (b == 0)
 				return CALC_EDOMAIN;
@@ -104,7 +110,9 @@ int calc_eval(const struct calc_node *n, const struct calc_env *env, double *out
 				return CALC_EDOMAIN;
 			*out = fmod(a, b);
 			return CALC_OK;
-		case '^': *out = pow(a, b); return CALC_OK;
+		case '^':
+			*out = pow(a, b);
+			return CALC_OK;
 		}
 	}
 	return CALC_ESYNTAX;

@@ -187,7 +187,7 @@ static struct calc_node *parse_expr(struct parser *p)
 
 struct calc_node *calc_parse(const char *src, char *err, size_t errlen)
 {
-	struct parser p = { .err = err, .errlen = errlen };
+	struct parser p = {.err = err, .errlen = errlen};
 	if (err && errlen)
 		err[0] = '\0';
 	calc_lexer_init(&p.lx, src);

@@ -18,7 +18,7 @@
 static void test_small_values(void **state)
 {
 	static const char *const expect[] = {
-		"1", "1", "2", "6", "24", "120", "720", "5040", "40320", "362880", "3628800",
+	        "1", "1", "2", "6", "24", "120", "720", "5040", "40320", "362880", "3628800",
 	};
 	struct calc_big b;
 	calc_big_init(&b, 0);
@@ -97,7 +97,7 @@ static void check_factorial(uint32_t n)
 	assert_int_equal(trailing_zeros(s), legendre5(n));
 	free(s);
 	/* Residues modulo primes larger than n, against a direct modular product. */
-	static const uint32_t primes[] = { 1000003, 998244353, 4294967291u };
+	static const uint32_t primes[] = {1000003, 998244353, 4294967291u};
 	for (size_t i = 0; i < sizeof(primes) / sizeof(primes[0]); i++)
 		assert_int_equal(calc_big_mod_small(&b, primes[i]), fact_mod(n, primes[i]));
 	calc_big_release(&b);
@@ -106,7 +106,7 @@ static void check_factorial(uint32_t n)
 static void test_wilson(void **state)
 {
 	/* Wilson's theorem: (p-1)! = -1 (mod p) exactly when p is prime. */
-	static const uint32_t p[] = { 2003, 7919, 10007 };
+	static const uint32_t p[] = {2003, 7919, 10007};
 	struct calc_big b;
 	calc_big_init(&b, 0);
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
@@ -129,10 +129,10 @@ static void test_large(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_small_values),
-		cmocka_unit_test(test_limb_boundaries),
-		cmocka_unit_test(test_wilson),
-		cmocka_unit_test(test_large),
+	        cmocka_unit_test(test_small_values),
+	        cmocka_unit_test(test_limb_boundaries),
+	        cmocka_unit_test(test_wilson),
+	        cmocka_unit_test(test_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,7 +35,7 @@ static void test_small_product(void **state)
 	calc_matrix_init(&a, 2, 3);
 	calc_matrix_init(&b, 3, 2);
 	calc_matrix_init(&c, 2, 2);
-	const double av[] = { 1, 2, 3, 4, 5, 6 }, bv[] = { 7, 8, 9, 10, 11, 12 };
+	const double av[] = {1, 2, 3, 4, 5, 6}, bv[] = {7, 8, 9, 10, 11, 12};
 	for (int i = 0; i < 6; i++) {
 		a.v[i] = av[i];
 		b.v[i] = bv[i];
@@ -116,9 +116,9 @@ static void test_large_product(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_small_product),
-		cmocka_unit_test(test_identity_and_transpose),
-		cmocka_unit_test(test_large_product),
+	        cmocka_unit_test(test_small_product),
+	        cmocka_unit_test(test_identity_and_transpose),
+	        cmocka_unit_test(test_large_product),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,12 +88,12 @@ static void test_syntax_errors(void **state)
 		const char *src;
 		const char *msg;
 	} cases[] = {
-		{ "", "unexpected end of input at offset 0" },
-		{ "1 +", "unexpected end of input at offset 3" },
-		{ "(1 + 2", "expected ')' at offset 6" },
-		{ "1 2", "unexpected trailing input at offset 2" },
-		{ "2 * $", "unexpected token at offset 4" },
-		{ "max(1, 2", "expected ')' at offset 8" },
+	        {"", "unexpected end of input at offset 0"},
+	        {"1 +", "unexpected end of input at offset 3"},
+	        {"(1 + 2", "expected ')' at offset 6"},
+	        {"1 2", "unexpected trailing input at offset 2"},
+	        {"2 * $", "unexpected token at offset 4"},
+	        {"max(1, 2", "expected ')' at offset 8"},
 	};
 	char err[128];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -119,7 +119,8 @@ static void test_deep_nesting(void **state)
 	assert_non_null(strstr(err, "nested too deeply"));
 	/* 50 levels are fine. */
 	assert_true(eval_ok("((((((((((((((((((((((((((((((((((((((((((((((((((1))))))))))))))"
-			    "))))))))))))))))))))))))))))))))))))", NULL) == 1);
+	                    "))))))))))))))))))))))))))))))))))))",
+	                    NULL) == 1);
 }
 
 static void test_many_expressions(void **state)
@@ -153,12 +154,12 @@ static void test_many_expressions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tokens),
-		cmocka_unit_test(test_precedence),
-		cmocka_unit_test(test_functions_and_variables),
-		cmocka_unit_test(test_syntax_errors),
-		cmocka_unit_test(test_deep_nesting),
-		cmocka_unit_test(test_many_expressions),
+	        cmocka_unit_test(test_tokens),
+	        cmocka_unit_test(test_precedence),
+	        cmocka_unit_test(test_functions_and_variables),
+	        cmocka_unit_test(test_syntax_errors),
+	        cmocka_unit_test(test_deep_nesting),
+	        cmocka_unit_test(test_many_expressions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
