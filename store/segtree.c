@@ -91,7 +91,8 @@ int segtree_append(struct store *s, int64_t branch_id, int64_t seq, const struct
 	int ret = -1;
 	/* cur = node (level - 1, end/2^(level-1) - 1), the right child of the node completing. */
 	ALLOC_GROW(cur.e, run->n ? run->n : 1, cur.alloc);
-	memcpy(cur.e, run->e, run->n * sizeof(*run->e));
+	if (run->n)
+		memcpy(cur.e, run->e, run->n * sizeof(*run->e));
 	cur.n = run->n;
 	uint64_t end = (uint64_t)seq + 1;
 	for (unsigned level = 1; level <= SEGTREE_MAX_LEVEL && !(end & ((1ull << level) - 1));

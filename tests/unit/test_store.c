@@ -148,6 +148,35 @@ static void test_round_trip(void **state)
 	free(db);
 }
 
+static void test_empty_run(void **state)
+{
+	/* A command that ran too briefly to be sampled still stores a run. */
+	char *db = path_in("empty.db");
+	struct store *s = open_ok(db, STORE_CREATE);
+	struct profile *p = profile_new();
+	struct run_meta m;
+	for (int i = 0; i < 3; i++) {
+		tu_meta(&m, "main", "c");
+		assert_int_equal(store_add_run(s, &m, p), 0);
+		run_meta_release(&m);
+	}
+	struct profile *q;
+	assert_int_equal(store_latest_run(s, NULL, &m.id), 0);
+	assert_int_equal(store_load_profile(s, m.id, NULL, &q), 0);
+	assert_int_equal(profile_total(q, NULL), 0);
+	profile_free(q);
+	struct store_query sq = {.branch = "main"};
+	size_t n;
+	assert_int_equal(store_merge_runs(s, &sq, &q, &n, NULL), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(profile_total(q, NULL), 0);
+	profile_free(q);
+	assert_int_equal(store_check(s), 0);
+	store_close(s);
+	profile_free(p);
+	free(db);
+}
+
 static void test_list_and_latest(void **state)
 {
 	char *db = path_in("list.db");
@@ -568,6 +597,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_round_trip),
+	        cmocka_unit_test(test_empty_run),
 	        cmocka_unit_test(test_list_and_latest),
 	        cmocka_unit_test(test_trie_dedup),
 	        cmocka_unit_test(test_concurrent_writers),

@@ -72,6 +72,8 @@ static inline char *tu_folded(const struct profile *p, const char *test_filter)
 {
 	char *buf = NULL;
 	size_t len = 0;
+	if (!profile_total(p, test_filter)) /* profile_write_folded would qsort(NULL, 0) */
+		return xstrdup("");
 	FILE *f = open_memstream(&buf, &len);
 	profile_write_folded(p, f, test_filter);
 	fclose(f);
