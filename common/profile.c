@@ -256,7 +256,8 @@ int profile_write_folded(const struct profile *p, FILE *out, const char *test_fi
 		nlines++;
 	}
 	strbuf_release(&sb);
-	qsort(lines, nlines, sizeof(*lines), folded_cmp);
+	if (nlines)
+		qsort(lines, nlines, sizeof(*lines), folded_cmp);
 	/* Distinct nodes can fold to one text ("a;b" vs a name holding ';'): merge equal lines. */
 	for (size_t i = 0; i < nlines; i++) {
 		uint64_t c = lines[i].count;
@@ -429,7 +430,8 @@ size_t profile_functions(const struct profile *p, const char *test_filter,
 		if (t.f[i].total)
 			t.f[kept++] = t.f[i];
 	sort_profile = p;
-	qsort(t.f, kept, sizeof(*t.f), func_cmp);
+	if (kept)
+		qsort(t.f, kept, sizeof(*t.f), func_cmp);
 	sort_profile = NULL;
 	*out = t.f;
 	return kept;
