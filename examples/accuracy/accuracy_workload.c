@@ -4,7 +4,7 @@
  * samples the whole tree must find each burn_* function (with its spin_* helper below it)
  * in the same shares as the truth file. tests/integration/test_accuracy.sh checks that.
  *
- *   accuracy_workload --truth FILE [--scale F] [--sequential]
+ *   accuracy_workload --truth FILE [--scale F] [--sequential] [--fixed-work]
  *
  * Truth file: one line per role, "burn_<role> <cpu seconds>", each appended with a single
  * write() so concurrent roles never interleave. The targets are parent 0.8 s, child 0.5 s,
@@ -24,9 +24,12 @@
 /* Iterations per call of a spin helper: a fraction of a millisecond, so the thread CPU clock
  * (a system call, invisible to a user-only profile) is read rarely. */
 #define SPIN_CHUNK 200000
+/* Chunks per CPU-second on an idle 2-core CI machine, for --fixed-work. */
+#define CHUNKS_PER_SECOND 3050
 
 static const char *truth_path;
 static double scale = 1.0;
+static int fixed_work;
 
 /* Every spin result lands here so the loops cannot be optimised away. */
 static volatile uint64_t sink;
@@ -112,42 +115,57 @@ static void record(const char *name, double seconds)
 	close(fd);
 }
 
-/* Each burn_* spins until its thread has used `target` CPU seconds and returns what it
- * measured, from its first instruction of work to its last. */
+/* Whether a burn_* loop that started at thread CPU time t0 and ran `chunks` spin chunks is
+ * done: once the thread has used `target` CPU seconds, or with --fixed-work once it has run
+ * the number of chunks an idle machine runs in `target` seconds (fixed work, so that a
+ * profiler's cost inside the task shows up as more CPU time). */
+static int finished(double t0, double target, uint64_t chunks)
+{
+	if (fixed_work)
+		return (double)chunks >= target * CHUNKS_PER_SECOND;
+	return thread_cpu_seconds() - t0 >= target;
+}
+
+/* Each burn_* spins until finished() and returns the CPU time it measured, from its first
+ * instruction of work to its last. */
 __attribute__((noipa)) static double burn_parent(double target)
 {
-	double t0 = thread_cpu_seconds(), t;
+	double t0 = thread_cpu_seconds();
+	uint64_t chunks = 0;
 	do
 		spin_parent(SPIN_CHUNK);
-	while ((t = thread_cpu_seconds()) - t0 < target);
-	return t - t0;
+	while (!finished(t0, target, ++chunks));
+	return thread_cpu_seconds() - t0;
 }
 
 __attribute__((noipa)) static double burn_child(double target)
 {
-	double t0 = thread_cpu_seconds(), t;
+	double t0 = thread_cpu_seconds();
+	uint64_t chunks = 0;
 	do
 		spin_child(SPIN_CHUNK);
-	while ((t = thread_cpu_seconds()) - t0 < target);
-	return t - t0;
+	while (!finished(t0, target, ++chunks));
+	return thread_cpu_seconds() - t0;
 }
 
 __attribute__((noipa)) static double burn_thread(double target)
 {
-	double t0 = thread_cpu_seconds(), t;
+	double t0 = thread_cpu_seconds();
+	uint64_t chunks = 0;
 	do
 		spin_thread(SPIN_CHUNK);
-	while ((t = thread_cpu_seconds()) - t0 < target);
-	return t - t0;
+	while (!finished(t0, target, ++chunks));
+	return thread_cpu_seconds() - t0;
 }
 
 __attribute__((noipa)) static double burn_exec(double target)
 {
-	double t0 = thread_cpu_seconds(), t;
+	double t0 = thread_cpu_seconds();
+	uint64_t chunks = 0;
 	do
 		spin_exec(SPIN_CHUNK);
-	while ((t = thread_cpu_seconds()) - t0 < target);
-	return t - t0;
+	while (!finished(t0, target, ++chunks));
+	return thread_cpu_seconds() - t0;
 }
 
 static void *thread_main(void *arg)
@@ -180,7 +198,8 @@ static pid_t start_exec(const char *self)
 		die("fork");
 	if (pid == 0) {
 		execl("/bin/sh", "sh", "-c", "exec \"$0\" \"$@\"", self, "--role", "exec",
-		      "--truth", truth_path, "--scale", scale_arg, (char *)NULL);
+		      "--truth", truth_path, "--scale", scale_arg,
+		      fixed_work ? "--fixed-work" : (char *)NULL, (char *)NULL);
 		fprintf(stderr, "accuracy_workload: cannot run /bin/sh: %s\n", strerror(errno));
 		_exit(127);
 	}
@@ -201,11 +220,13 @@ static int reap(pid_t pid, const char *role)
 
 static void usage(FILE *out)
 {
-	fputs("usage: accuracy_workload --truth FILE [--scale F] [--sequential]\n"
+	fputs("usage: accuracy_workload --truth FILE [--scale F] [--sequential] [--fixed-work]\n"
 	      "Burns CPU in burn_parent (0.8 s), a forked child's burn_child (0.5 s), a thread's\n"
 	      "burn_thread (0.3 s) and an exec'd program's burn_exec (0.4 s), each times F, and\n"
 	      "appends 'function seconds' lines with the CPU time each really used to FILE.\n"
-	      "--sequential runs the roles one after another instead of all at once.\n",
+	      "--sequential runs the roles one after another instead of all at once.\n"
+	      "--fixed-work runs a fixed number of loop iterations per role (as many as an idle\n"
+	      "machine runs in its target time) instead of stopping at the target CPU time.\n",
 	      out);
 }
 
@@ -229,6 +250,8 @@ int main(int argc, char **argv)
 			role = argv[++i];
 		} else if (!strcmp(a, "--sequential")) {
 			sequential = 1;
+		} else if (!strcmp(a, "--fixed-work")) {
+			fixed_work = 1;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
 			return 0;

@@ -1,0 +1,131 @@
+#!/bin/bash
+# Overhead of `ciprof run` on a CPU-bound multi-process workload, next to `perf record`.
+#
+#   bench/overhead/run.sh [--quick] [--rounds N]
+#
+# Uses an existing build ($CIPROF_BUILD, else ./build): build/ciprof and the accuracy
+# workload (build/examples/accuracy/accuracy_workload); builds nothing. The workload is a
+# shell starting 20 short-lived processes, then the accuracy workload at --scale 2.5
+# --fixed-work: a parent, a forked child, a thread and an exec'd program doing a fixed amount
+# of work (5 CPU-seconds in all on an idle machine), so a profiler's cost inside the workload
+# shows up as more CPU time.
+# It runs three ways, alternating within each round (the order rotates every round):
+# bare, `ciprof run --hz 99 --no-store`, and `perf record -g -F 99 -e cpu-clock`. Each
+# round gives ratios to the bare run of the same round; the table shows medians. Then the
+# fixed cost per run: `ciprof run --no-store -- true` against `true`, medians of 20 runs.
+# On a noisy machine only the side-by-side ratios mean anything. Not part of ctest.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+build=${CIPROF_BUILD:-$src/build}
+rounds=5
+fixed_runs=20
+scale=2.5
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) rounds=3; fixed_runs=10; scale=1 ;;
+	--rounds) rounds=$2; shift ;;
+	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+ciprof=$build/ciprof
+workload=$build/examples/accuracy/accuracy_workload
+for f in "$ciprof" "$workload"; do
+	if [ ! -x "$f" ]; then
+		echo "run.sh: $f not found: build first (cmake --build $build) or set CIPROF_BUILD" >&2
+		exit 1
+	fi
+done
+command -v python3 >/dev/null || { echo "run.sh: python3 is needed" >&2; exit 1; }
+
+exec python3 - "$ciprof" "$workload" "$rounds" "$fixed_runs" "$scale" <<'PY'
+import os, shutil, statistics, subprocess, sys, tempfile, time
+sys.stdout.reconfigure(line_buffering=True)
+
+ciprof, workload, rounds, fixed_runs, scale = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+tmp = tempfile.mkdtemp(prefix="ciprof-bench-")
+truth = os.path.join(tmp, "truth.txt")
+perf_data = os.path.join(tmp, "perf.data")
+script = ('i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i+1)); done; '
+          'exec "$0" --truth "$1" --scale "$2" --fixed-work')
+work = ["sh", "-c", script, workload, truth, scale]
+
+def measure(cmd):
+    """Runs cmd, returns (wall seconds, user+sys CPU seconds of it and all it waited for)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit(f"run.sh: {' '.join(cmd[:6])} ... failed with status {p.returncode}:\n"
+                 + err.decode(errors="replace")[-2000:])
+    return wall, ru.ru_utime + ru.ru_stime
+
+modes = [("bare", work),
+         ("ciprof run --hz 99", [ciprof, "run", "--hz", "99", "--no-store", "--"] + work)]
+notes = []
+if shutil.which("perf") is None:
+    notes.append("perf is not installed: its column is skipped")
+else:
+    probe = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-o", perf_data, "--", "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if probe.returncode != 0:
+        why = (probe.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
+        notes.append(f"perf record does not work here ({why}): its column is skipped")
+    else:
+        modes.append(("perf record -F 99 -g", ["perf", "record", "-q", "-g", "-F", "99", "-e",
+                                               "cpu-clock", "-o", perf_data, "--"] + work))
+
+probe = subprocess.run([ciprof, "run", "--no-store", "--", "true"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+if probe.returncode != 0:
+    sys.exit("run.sh: 'ciprof run --no-store -- true' fails, nothing to measure:\n" +
+             probe.stderr.decode(errors="replace"))
+
+print(f"workload: sh starting 20 short-lived processes, then accuracy_workload --scale {scale} "
+      f"--fixed-work (parent + forked child + thread + exec'd program)")
+print(f"rounds: {rounds}, modes alternating, order rotated each round; {os.cpu_count()} CPUs")
+res = {name: [] for name, _ in modes}
+for r in range(rounds):
+    order = modes[r % len(modes):] + modes[:r % len(modes)]
+    for name, cmd in order:
+        res[name].append(measure(cmd))
+    print(f"  round {r + 1}: " + ", ".join(f"{n} {res[n][-1][0]:.2f}s" for n, _ in modes),
+          file=sys.stderr)
+
+print()
+print(f"{'mode':<22} {'wall s':>8} {'CPU s':>8} {'wall/bare':>10} {'CPU/bare':>9}")
+bare = res["bare"]
+for name, _ in modes:
+    runs = res[name]
+    wall = statistics.median(w for w, _ in runs)
+    cpu = statistics.median(c for _, c in runs)
+    wr = statistics.median(runs[i][0] / bare[i][0] for i in range(rounds))
+    cr = statistics.median(runs[i][1] / bare[i][1] for i in range(rounds))
+    print(f"{name:<22} {wall:8.3f} {cpu:8.3f} {wr:10.3f} {cr:9.3f}")
+
+# Fixed cost: start-up and tear-down of a profiled run around a command that does nothing.
+tb, tc = [], []
+for i in range(fixed_runs):
+    pair = [("bare", ["true"]), ("ciprof", [ciprof, "run", "--no-store", "--", "true"])]
+    for name, cmd in (pair if i % 2 == 0 else pair[::-1]):
+        (tb if name == "bare" else tc).append(measure(cmd))
+mb = statistics.median(w for w, _ in tb) * 1e3
+mc = statistics.median(w for w, _ in tc) * 1e3
+cb = statistics.median(c for _, c in tb) * 1e3
+cc = statistics.median(c for _, c in tc) * 1e3
+print()
+print(f"fixed cost per run (median of {fixed_runs}): 'true' {mb:.1f} ms wall ({cb:.1f} ms CPU), "
+      f"'ciprof run --no-store -- true' {mc:.1f} ms wall ({cc:.1f} ms CPU): "
+      f"+{mc - mb:.1f} ms wall, +{cc - cb:.1f} ms CPU")
+for n in notes:
+    print("note:", n)
+shutil.rmtree(tmp, ignore_errors=True)
+PY
