@@ -53,6 +53,7 @@ int cli_parse_int(const char *s, long min, long max, long *out);
 int cli_finish_stdout(void);
 
 int cmd_run(int argc, char **argv);
+int cmd_exec_test(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_runs(int argc, char **argv);

@@ -23,6 +23,8 @@ enum {
 	OPT_DB,
 	OPT_TAG,
 	OPT_RING_PAGES,
+	OPT_PTY,
+	OPT_NO_PTY,
 };
 
 static const struct cli_option run_options[] = {
@@ -37,6 +39,9 @@ static const struct cli_option run_options[] = {
          "top of the git work tree)"},
         {"tag", OPT_TAG, "K=V", "label the stored run (repeatable)"},
         {"ring-pages", OPT_RING_PAGES, "N", "ring buffer pages per CPU, a power of two"},
+        {"pty", OPT_PTY, NULL,
+         "run CMD on a pseudo-terminal and read test markers from its output"},
+        {"no-pty", OPT_NO_PTY, NULL, "never put CMD on a pseudo-terminal"},
         {"quiet", 'q', NULL, "no summary; only warnings and errors"},
         {"verbose", 'v', NULL, "say more (twice: debug)"},
         {NULL, 0, NULL, NULL},
@@ -132,6 +137,12 @@ static int run_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case 'v':
 		log_set_level(log_level() + 1);
+		return 0;
+	case OPT_PTY:
+		a->ropts.pty = 1;
+		return 0;
+	case OPT_NO_PTY:
+		a->ropts.pty = -1;
 		return 0;
 	case OPT_NO_STORE:
 		a->no_store = 1;
@@ -247,6 +258,9 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {0};
 	runner_opts_init(&a.ropts);
+	struct attrib_rules rules = {0};
+	attrib_rules_add_builtin(&rules);
+	a.ropts.rules = &rules;
 	run_meta_init(&a.meta);
 	int first, status;
 	struct profile *p = NULL;
@@ -302,5 +316,6 @@ int cmd_run(int argc, char **argv)
 out:
 	profile_free(p);
 	run_meta_release(&a.meta);
+	attrib_rules_release(&rules);
 	return status;
 }

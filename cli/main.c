@@ -7,6 +7,7 @@
 
 const struct cli_command cli_commands[] = {
         {"run", cmd_run, "profile a command and its whole process tree"},
+        {"exec-test", cmd_exec_test, "run a command as one named test (a CTest launcher)"},
         {"runs", cmd_runs, "list stored runs"},
         {"show", cmd_show, "show a stored run by function or by test"},
         {"export", cmd_export, "export a stored run (folded, speedscope)"},

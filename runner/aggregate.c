@@ -1,6 +1,7 @@
 /* Raw stack aggregation and the one symbolization pass (see aggregate.h). */
 #include "runner/aggregate.h"
 #include "common/xalloc.h"
+#include "runner/attribute.h"
 #include "runner/symbolize.h"
 
 #include <stdlib.h>
@@ -74,17 +75,18 @@ static int sample_eq(const void *ctx, uint32_t pos, const void *key)
 {
 	const struct aggregator *a = ctx;
 	const struct raw_sample *k = key;
-	return a->samples[pos].test == k->test && a->samples[pos].node == k->node;
+	return a->samples[pos].test == k->test && a->samples[pos].node == k->node &&
+	       a->samples[pos].weak == k->weak;
 }
 
-void aggregator_add(struct aggregator *a, uint32_t test, uint32_t process, const uint32_t *dsos,
-                    const uint64_t *offsets, size_t n, uint64_t count)
+void aggregator_add(struct aggregator *a, uint32_t test, int weak, uint32_t process,
+                    const uint32_t *dsos, const uint64_t *offsets, size_t n, uint64_t count)
 {
 	uint32_t node = raw_node(a, 0, raw_frame(a, RAW_PROCESS, process, 0));
 	for (size_t i = n; i > 0; i--)
 		node = raw_node(a, node, raw_frame(a, dsos[i - 1], offsets[i - 1], i - 1 > 0));
-	struct raw_sample k = {test, node, 0};
-	uint64_t h = hash_mix(((uint64_t)test << 32) | node);
+	struct raw_sample k = {test, node, weak ? 1 : 0, 0};
+	uint64_t h = hash_mix(((uint64_t)test << 32) ^ node ^ ((uint64_t)k.weak << 63));
 	int64_t i = hashidx_find(&a->sample_idx, h, sample_eq, a, &k);
 	if (i >= 0) {
 		a->samples[i].count += count;
@@ -98,7 +100,8 @@ void aggregator_add(struct aggregator *a, uint32_t test, uint32_t process, const
 	a->total += count;
 }
 
-void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s)
+void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s,
+                          const struct attrib_rules *rules)
 {
 	struct profile *p = a->prof;
 	uint32_t *frame_map = xmalloc(st_mult(a->nframes ? a->nframes : 1, sizeof(*frame_map)));
@@ -141,9 +144,16 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 	for (size_t i = 1; i < a->nnodes; i++)
 		node_map[i] =
 		        profile_node(p, node_map[a->nodes[i].parent], frame_map[a->nodes[i].frame]);
-	for (size_t i = 0; i < a->nsamples; i++)
-		profile_add(p, a->samples[i].test, node_map[a->samples[i].node],
-		            a->samples[i].count);
+	uint32_t *rule_test = rules ? attrib_rules_node_tests(rules, p) : NULL;
+	for (size_t i = 0; i < a->nsamples; i++) {
+		const struct raw_sample *rs = &a->samples[i];
+		uint32_t node = node_map[rs->node];
+		uint32_t test = rs->test;
+		if ((!test || rs->weak) && rule_test && rule_test[node])
+			test = rule_test[node];
+		profile_add(p, test, node, rs->count);
+	}
+	free(rule_test);
 	free(node_map);
 	free(frame_map);
 }

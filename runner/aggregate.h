@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct symbolizer;
+struct attrib_rules;
 
 struct raw_frame {
 	uint32_t dso;       /* proctree dso index, or RAW_PROCESS for a root frame */
@@ -29,6 +30,7 @@ struct raw_node {
 
 struct raw_sample {
 	uint32_t test, node;
+	uint32_t weak; /* the test came from output markers: stack rules outrank it */
 	uint64_t count;
 };
 
@@ -50,13 +52,19 @@ void aggregator_init(struct aggregator *a, struct profile *prof);
 void aggregator_release(struct aggregator *a);
 
 /*
- * Counts one sample of test (a string id of a->prof) in process `process` (string id):
- * frames[0..n) leaf first, each (dso, offset); all but frames[0] are return addresses.
+ * Counts one sample of test (a string id of a->prof; weak when from output markers) in process
+ * `process` (string id): frames[0..n) leaf first, each (dso, offset); all but frames[0] are return
+ * addresses.
  */
-void aggregator_add(struct aggregator *a, uint32_t test, uint32_t process, const uint32_t *dsos,
-                    const uint64_t *offsets, size_t n, uint64_t count);
+void aggregator_add(struct aggregator *a, uint32_t test, int weak, uint32_t process,
+                    const uint32_t *dsos, const uint64_t *offsets, size_t n, uint64_t count);
 
-/* Symbolizes every distinct raw frame once and adds all samples to a->prof. */
-void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s);
+/*
+ * Symbolizes every distinct raw frame once and adds all samples to a->prof. A sample's test is
+ * its strong test (marks, CTest) if any, else the test the stack rules find on its stack, else
+ * its weak test (output markers), else "" (rules may be NULL).
+ */
+void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s,
+                          const struct attrib_rules *rules);
 
 #endif

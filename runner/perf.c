@@ -11,6 +11,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "runner/aggregate.h"
+#include "runner/markers.h"
 #include "runner/perf_record.h"
 #include "runner/proctree.h"
 #include "runner/symbolize.h"
@@ -23,10 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +63,12 @@ struct session {
 	struct proctree tree;
 	struct aggregator agg;
 	struct profile *prof;
+	struct attrib attrib;
+	struct markers markers;
+	const struct runner_opts *opts;
+	int ctl_fd;            /* read end of the CIPROF_CONTROL_FD pipe, or -1 */
+	int pty_fd;            /* pty master carrying the command's output, or -1 */
+	struct strbuf ctl_buf; /* an incomplete control line */
 	uint64_t samples, lost, throttled, bad_records;
 	uint64_t period_ns_sum;
 	uint64_t scratch[65536 / 8];
@@ -350,7 +360,9 @@ static void handle_sample(struct session *s, const void *rec, size_t len)
 	for (size_t i = 0; i < n; i++)
 		proctree_resolve(&s->tree, p, ips[i], &dsos[i], &offsets[i]);
 	uint32_t process = profile_intern(s->prof, p->name);
-	aggregator_add(&s->agg, 0, process, dsos, offsets, n, 1);
+	int weak;
+	uint32_t test = attrib_sample(&s->attrib, (pid_t)smp.pid, (pid_t)smp.tid, smp.time, &weak);
+	aggregator_add(&s->agg, test, weak, process, dsos, offsets, n, 1);
 	s->samples++;
 	s->period_ns_sum += smp.period;
 }
@@ -386,11 +398,16 @@ static void handle_record(struct session *s, const void *rec)
 			s->bad_records++;
 			break;
 		}
-		if (h->type == PERF_RECORD_FORK)
+		if (h->type == PERF_RECORD_FORK) {
 			proctree_fork(&s->tree, (pid_t)t.pid, (pid_t)t.ppid, (pid_t)t.tid,
 			              (pid_t)t.ptid);
-		else
+			if (t.pid != t.ppid)
+				attrib_proc_fork(&s->attrib, (pid_t)t.pid, (pid_t)t.ppid);
+		} else {
 			proctree_exit(&s->tree, (pid_t)t.pid, (pid_t)t.tid);
+			if (t.pid == t.tid)
+				attrib_proc_exit(&s->attrib, (pid_t)t.pid);
+		}
 		break;
 	}
 	case PERF_RECORD_LOST: {
@@ -405,6 +422,57 @@ static void handle_record(struct session *s, const void *rec)
 	default:
 		break;
 	}
+}
+
+/* Reads a NUL-separated /proc file into a NULL-terminated argv (owned), or NULL. */
+static char **read_cmdline(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	struct strbuf sb = STRBUF_INIT;
+	sb.max = 1 << 20;
+	if (strbuf_read_file(&sb, path) < 0 || !sb.len) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < sb.len; i++)
+		n += sb.buf[i] == '\0';
+	if (sb.buf[sb.len - 1] != '\0')
+		n++;
+	char **argv = xcalloc(n + 1, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; i < sb.len && k < n; i += strlen(sb.buf + i) + 1)
+		argv[k++] = xstrdup(sb.buf + i);
+	strbuf_release(&sb);
+	return argv;
+}
+
+/*
+ * CTest runs each test as its own process: match an exec'd process's command line and working
+ * directory with `ctest --show-only=json-v1`. Done when the exec record is read, not when it is
+ * processed, so that /proc still shows the process (short tests end quickly).
+ */
+static void ctest_exec_seen(struct session *s, const void *rec, size_t len)
+{
+	struct perf_comm c;
+	if (perf_parse_comm(rec, len, &c) < 0 || !c.exec || c.pid != c.tid)
+		return;
+	char **argv = read_cmdline((pid_t)c.pid);
+	if (!argv)
+		return;
+	char link[64], cwd[4096];
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)c.pid);
+	ssize_t n = readlink(link, cwd, sizeof(cwd) - 1);
+	cwd[n > 0 ? n : 0] = '\0';
+	const char *test = attrib_ctest_match(&s->attrib, argv, cwd);
+	if (test) {
+		log_debug("process %d is CTest test '%s'", (int)c.pid, test);
+		attrib_proc_mark(&s->attrib, (pid_t)c.pid, test);
+	}
+	for (char **p = argv; *p; p++)
+		free(*p);
+	free(argv);
 }
 
 /* Reads every complete record of every ring into the pending queue. */
@@ -425,6 +493,8 @@ static uint64_t drain_rings(struct session *s)
 			}
 			void *copy = xmalloc(h->size);
 			memcpy(copy, h, h->size);
+			if (h->type == PERF_RECORD_COMM && s->attrib.nctest)
+				ctest_exec_seen(s, copy, h->size);
 			uint64_t t = perf_record_time(copy, h->size);
 			ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
 			s->pend[s->npend++] = (struct pending){t, s->seq++, copy};
@@ -485,20 +555,174 @@ static const char *basename_of(const char *path)
 	return s ? s + 1 : path;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Writes all of buf to fd, waiting when it is full; gives up on a real error (EPIPE). */
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd p = {fd, POLLOUT, 0};
+			poll(&p, 1, 100);
+			continue;
+		}
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Reads what the control pipe holds; each complete line is a mark. */
+static void read_control(struct session *s)
+{
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(s->ctl_fd, buf, sizeof(buf))) > 0) {
+		uint64_t t = now_ns();
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (strbuf_addch(&s->ctl_buf, buf[i]) < 0)
+					strbuf_reset(&s->ctl_buf); /* an absurd line: drop it */
+				continue;
+			}
+			if (attrib_control_line(&s->attrib, s->ctl_buf.buf, t) < 0)
+				log_verbose("%s", cp_last_error());
+			strbuf_reset(&s->ctl_buf);
+		}
+	}
+}
+
+/* Copies the command's output from the pty to ciprof's stdout, feeding the markers. */
+static int read_pty(struct session *s)
+{
+	char buf[16384];
+	ssize_t n;
+	while ((n = read(s->pty_fd, buf, sizeof(buf))) > 0) {
+		uint64_t t = now_ns();
+		write_all(STDOUT_FILENO, buf, (size_t)n);
+		markers_feed(&s->markers, &s->attrib, buf, (size_t)n, t);
+	}
+	/* EIO: every holder of the slave side closed it. */
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ? -1 : 0;
+}
+
+/*
+ * When the command is ctest, asks the same ctest for its tests (--show-only=json-v1), so
+ * that each test process can be recognised by its command line. Failure only costs the
+ * attribution: a warning.
+ */
+static void ctest_prepare(struct session *s, char **argv)
+{
+	const char *base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	if (strcmp(base, "ctest"))
+		return;
+	size_t argc = 0;
+	while (argv[argc])
+		argc++;
+	char **args = xcalloc(argc + 2, sizeof(char *));
+	for (size_t i = 0; i < argc; i++)
+		args[i] = argv[i];
+	args[argc] = "--show-only=json-v1";
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		free(args);
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], STDOUT_FILENO);
+		int devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0)
+			dup2(devnull, STDERR_FILENO);
+		execvp(args[0], args);
+		_exit(127);
+	}
+	close(pfd[1]);
+	struct strbuf out = STRBUF_INIT;
+	out.max = 64 << 20;
+	char buf[65536];
+	ssize_t n;
+	while (pid > 0 && ((n = read(pfd[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0 && strbuf_add(&out, buf, (size_t)n) < 0)
+			break;
+	close(pfd[0]);
+	int status = 0;
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		log_warn("'ctest --show-only=json-v1' failed: CTest tests will not be named");
+	else if (attrib_ctest_load(&s->attrib, out.buf, out.len, "ctest --show-only=json-v1") < 0)
+		log_warn("%s: CTest tests will not be named", cp_last_error());
+	else
+		log_verbose("ctest lists %zu tests", s->attrib.nctest);
+	strbuf_release(&out);
+	free(args);
+}
+
+/* Whether fds a and b are the same open file (stdout and stderr to one terminal or file). */
+static int same_file(int a, int b)
+{
+	struct stat sa, sb;
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* Opens a pty whose slave passes bytes through unchanged (no \n -> \r\n), sized like ours. */
+static int open_pty(int *master, int *slave)
+{
+	*master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*master < 0 || grantpt(*master) < 0 || unlockpt(*master) < 0)
+		return -1;
+	const char *name = ptsname(*master);
+	*slave = name ? open(name, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+	if (*slave < 0)
+		return -1;
+	struct termios tio;
+	if (tcgetattr(*slave, &tio) == 0) {
+		tio.c_oflag &= ~(tcflag_t)OPOST;
+		tio.c_lflag &= ~(tcflag_t)ECHO;
+		tcsetattr(*slave, TCSANOW, &tio);
+	}
+	struct winsize ws;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		ioctl(*slave, TIOCSWINSZ, &ws);
+	fcntl(*master, F_SETFL, fcntl(*master, F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
 int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 {
 	struct session s;
 	memset(&s, 0, sizeof(s));
 	*out = NULL;
-	int go[2] = {-1, -1}, err[2] = {-1, -1}, sfd = -1;
+	int go[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1}, sfd = -1, slave = -1;
 	int ret = 0;
 	pid_t child = -1;
 	sigset_t mask, old_mask;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+	int use_pty = opts->pty > 0 || (opts->pty == 0 && isatty(STDOUT_FILENO));
 
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-		ret = cp_error_errno("cannot create pipes");
-		goto out_fds;
-	}
+	s.opts = opts;
+	s.ctl_fd = -1;
+	s.pty_fd = -1;
+	strbuf_init(&s.ctl_buf, 4096);
+	s.prof = profile_new();
+	proctree_init(&s.tree);
+	aggregator_init(&s.agg, s.prof);
+	attrib_init(&s.attrib, s.prof);
+	markers_init(&s.markers);
+	ctest_prepare(&s, opts->argv);
+
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -506,10 +730,24 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old_mask);
+	/* A closed stdout must not kill ciprof while it copies the command's output. */
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(ctl, O_CLOEXEC) < 0) {
+		ret = cp_error_errno("cannot create pipes");
+		goto out_mask;
+	}
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		ret = cp_error_errno("cannot create a signalfd");
 		goto out_mask;
+	}
+	if (use_pty && open_pty(&s.pty_fd, &slave) < 0) {
+		log_warn("cannot open a pseudo-terminal (%s): output markers are off",
+		         strerror(errno));
+		if (s.pty_fd >= 0)
+			close(s.pty_fd);
+		s.pty_fd = -1;
+		use_pty = 0;
 	}
 
 	fflush(NULL);
@@ -521,8 +759,21 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	if (child == 0) {
 		/* The command: wait for the sampler to be ready, then exec. */
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		sigaction(SIGPIPE, &old_pipe, NULL);
 		close(go[1]);
 		close(err[0]);
+		close(ctl[0]);
+		/* The control pipe's write end stays open across exec, for the marks. */
+		fcntl(ctl[1], F_SETFD, 0);
+		char fdnum[16];
+		snprintf(fdnum, sizeof(fdnum), "%d", ctl[1]);
+		setenv("CIPROF_CONTROL_FD", fdnum, 1);
+		if (slave >= 0) {
+			int both = same_file(STDOUT_FILENO, STDERR_FILENO) || isatty(STDERR_FILENO);
+			dup2(slave, STDOUT_FILENO);
+			if (both)
+				dup2(slave, STDERR_FILENO);
+		}
 		char c;
 		ssize_t n;
 		do
@@ -540,10 +791,15 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	go[0] = -1;
 	close(err[1]);
 	err[1] = -1;
-
-	s.prof = profile_new();
-	proctree_init(&s.tree);
-	aggregator_init(&s.agg, s.prof);
+	close(ctl[1]);
+	ctl[1] = -1;
+	if (slave >= 0) {
+		close(slave);
+		slave = -1;
+	}
+	s.ctl_fd = ctl[0];
+	ctl[0] = -1;
+	fcntl(s.ctl_fd, F_SETFL, fcntl(s.ctl_fd, F_GETFL) | O_NONBLOCK);
 	proctree_get(&s.tree, child, basename_of(opts->argv[0]));
 
 	ret = open_rings(&s, child, opts);
@@ -576,13 +832,17 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 		goto finish;
 	}
 
-	struct pollfd *pfds = xcalloc(s.nrings + 1, sizeof(*pfds));
+	/* rings..., signalfd, control pipe, pty */
+	size_t nfds = s.nrings + 3;
+	struct pollfd *pfds = xcalloc(nfds, sizeof(*pfds));
 	for (size_t i = 0; i < s.nrings; i++)
 		pfds[i] = (struct pollfd){s.rings[i].fd, POLLIN, 0};
 	pfds[s.nrings] = (struct pollfd){sfd, POLLIN, 0};
+	pfds[s.nrings + 1] = (struct pollfd){s.ctl_fd, POLLIN, 0};
+	pfds[s.nrings + 2] = (struct pollfd){s.pty_fd, POLLIN, 0};
 	int done = 0;
 	while (!done) {
-		int pr = poll(pfds, s.nrings + 1, 100);
+		int pr = poll(pfds, nfds, 100);
 		if (pr < 0 && errno != EINTR) {
 			log_warn("poll failed: %s", strerror(errno));
 			usleep(10000);
@@ -599,6 +859,13 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 				kill(child, (int)si.ssi_signo);
 			}
 		}
+		/* Marks and output first: they must be known before the samples they cover. */
+		if (pfds[s.nrings + 1].revents)
+			read_control(&s);
+		if (pfds[s.nrings + 2].revents && read_pty(&s) < 0)
+			pfds[s.nrings + 2].fd = -1;
+		if (pfds[s.nrings + 1].revents & POLLHUP)
+			pfds[s.nrings + 1].fd = -1; /* every writer closed it */
 		if (waitpid(child, &status, WNOHANG) == child)
 			done = 1;
 		for (size_t i = 0; i < s.nrings; i++)
@@ -611,12 +878,18 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	s.prof->stats.wall_seconds = now_seconds() - start;
 
 finish:
-	/* Everything written so far is in the rings: read it all and process it all. */
+	/* Everything written so far is in the rings and pipes: read and process it all. */
+	if (s.ctl_fd >= 0)
+		read_control(&s);
+	if (s.pty_fd >= 0) {
+		read_pty(&s);
+		markers_flush(&s.markers, &s.attrib, now_ns());
+	}
 	drain_rings(&s);
 	process_pending(&s, UINT64_MAX);
 	{
 		struct symbolizer *sym = symbolizer_new();
-		aggregator_symbolize(&s.agg, &s.tree, sym);
+		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
 		symbolizer_free(sym);
 	}
 	struct profile_stats *st = &s.prof->stats;
@@ -633,6 +906,9 @@ finish:
 	if (s.bad_records)
 		log_warn("%llu malformed perf records were skipped",
 		         (unsigned long long)s.bad_records);
+	if (s.attrib.bad_lines)
+		log_warn("%llu malformed lines on CIPROF_CONTROL_FD were ignored (-v shows them)",
+		         (unsigned long long)s.attrib.bad_lines);
 	*out = s.prof;
 	s.prof = NULL;
 out:
@@ -642,6 +918,8 @@ out:
 	free(s.pend);
 	aggregator_release(&s.agg);
 	proctree_release(&s.tree);
+	attrib_release(&s.attrib);
+	markers_release(&s.markers);
 	profile_free(s.prof);
 out_mask:
 	if (sfd >= 0) {
@@ -653,12 +931,21 @@ out_mask:
 		close(sfd);
 	}
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
-out_fds:
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	for (int i = 0; i < 2; i++) {
 		if (go[i] >= 0)
 			close(go[i]);
 		if (err[i] >= 0)
 			close(err[i]);
+		if (ctl[i] >= 0)
+			close(ctl[i]);
 	}
+	if (slave >= 0)
+		close(slave);
+	if (s.ctl_fd >= 0)
+		close(s.ctl_fd);
+	if (s.pty_fd >= 0)
+		close(s.pty_fd);
+	strbuf_release(&s.ctl_buf);
 	return ret;
 }

@@ -10,6 +10,8 @@ void runner_opts_init(struct runner_opts *o)
 	o->backend = RUNNER_BACKEND_AUTO;
 	o->unwind = RUNNER_UNWIND_FP;
 	o->ring_pages = 0;
+	o->rules = 0;
+	o->pty = 0;
 }
 
 int runner_run(struct profile **out, const struct runner_opts *opts)

@@ -4,6 +4,7 @@
 #define CP_RUNNER_H
 
 #include "common/profile.h"
+#include "runner/attribute.h"
 
 #include <stddef.h>
 
@@ -20,6 +21,9 @@ struct runner_opts {
 	enum runner_backend backend;
 	enum runner_unwind unwind;
 	size_t ring_pages; /* data pages per CPU ring buffer (power of two); 0: auto */
+	const struct attrib_rules *rules; /* borrowed; stack rules for test attribution, or NULL */
+	int pty; /* child's stdout/stderr on a pseudo-terminal: -1 never, 0 when stdout is a
+	          * terminal (default), 1 always; the runner's output markers need it */
 };
 
 void runner_opts_init(struct runner_opts *o);

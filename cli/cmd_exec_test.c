@@ -1,0 +1,59 @@
+/* ciprof exec-test NAME -- CMD: runs CMD (in place, same process) and tells the ciprof run
+ * around it that CMD and every process it starts belong to test NAME. Outside ciprof it just
+ * runs CMD, so it can stay in a build's test definitions (for example as a CTest launcher). */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct cli_option exec_test_options[] = {
+        {NULL, 0, NULL, NULL},
+};
+
+static int exec_test_opt(void *ctx, int id, const char *arg)
+{
+	return -1;
+}
+
+int cmd_exec_test(int argc, char **argv)
+{
+	int first;
+	int r = cli_parse(
+	        argc, argv, "exec-test", "NAME -- CMD [ARGS...]",
+	        "Runs CMD as test NAME: under 'ciprof run', every CPU sample of CMD and of\n"
+	        "the processes it starts is attributed to NAME. Without ciprof around it,\n"
+	        "it simply runs CMD. CMD replaces ciprof exec-test (same process), so its\n"
+	        "exit status and signals are CMD's own.\n"
+	        "\n"
+	        "examples:\n"
+	        "  add_test(NAME parse COMMAND ciprof exec-test parse -- $<TARGET_FILE:t>)\n"
+	        "  ciprof exec-test integration/db -- ./run-db-tests.sh",
+	        exec_test_options, exec_test_opt, NULL, &first);
+	if (r)
+		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
+	if (first >= argc)
+		return cli_usage_error("exec-test",
+		                       "no test name; usage: ciprof exec-test NAME -- CMD");
+	const char *name = argv[first++];
+	if (first < argc && !strcmp(argv[first], "--"))
+		first++;
+	if (first >= argc)
+		return cli_usage_error("exec-test",
+		                       "no command; usage: ciprof exec-test NAME -- CMD");
+	if (!*name || strchr(name, '\n'))
+		return cli_usage_error("exec-test", "the test name must be non-empty, on one line");
+	const char *env = getenv("CIPROF_CONTROL_FD");
+	if (env && *env) {
+		char line[4200];
+		int n = snprintf(line, sizeof(line), "proc %ld %s\n", (long)getpid(), name);
+		if (n > 0 && (size_t)n < sizeof(line) && write(atoi(env), line, (size_t)n) != n)
+			fprintf(stderr, "ciprof: exec-test: cannot mark test '%s': %s\n", name,
+			        strerror(errno));
+	}
+	execvp(argv[first], argv + first);
+	fprintf(stderr, "ciprof: cannot run '%s': %s\n", argv[first], strerror(errno));
+	return 127;
+}

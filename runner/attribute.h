@@ -1,0 +1,131 @@
+/* Which test is each sample from. Sources, strongest first (shared/DESIGN.md):
+ *   1. thread marks: "begin TID NAME" / "end TID NAME" lines on the CIPROF_CONTROL_FD pipe,
+ *      and process marks: "proc PID NAME" (ciprof exec-test) and CTest's process-per-test
+ *      mapping; a process mark is inherited by the process's children;
+ *   2. stack rules, applied after symbolization: the frame that a framework's runner frame
+ *      calls is the test (cmocka, Check, Go...), or a frame names its test itself (GoogleTest's
+ *      Suite_Name_Test::TestBody);
+ *   3. output markers ("[ RUN      ] x", "=== RUN   TestX", ...): weak, used only when
+ *      nothing above applies; overlapping windows are "(ambiguous)", never guessed.
+ * Samples with none of these belong to "" ("(outside tests)"). */
+#ifndef CP_ATTRIBUTE_H
+#define CP_ATTRIBUTE_H
+
+#include "common/hashidx.h"
+#include "common/profile.h"
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ATTRIB_AMBIGUOUS "(ambiguous)"
+
+/* A stack rule. caller NULL: any frame matching test names its own test. */
+struct attrib_rule {
+	char *name;   /* owned; "cmocka", "googletest", or the user's name */
+	char *caller; /* owned regex source (POSIX ERE) or NULL */
+	char *test;   /* owned regex source */
+	char *as;     /* owned replacement: "\1" style back-references; NULL = whole match */
+	regex_t caller_re, test_re;
+	int compiled;
+};
+
+struct attrib_rules {
+	struct attrib_rule *r;
+	size_t n, alloc;
+};
+
+/* The built-in rules (runner/rules.c), appended to rules. */
+void attrib_rules_add_builtin(struct attrib_rules *rules);
+/* Appends one rule (copies the strings); 0, or -1 with cp_error naming the bad regex. */
+int attrib_rules_add(struct attrib_rules *rules, const char *name, const char *caller,
+                     const char *test, const char *as);
+void attrib_rules_release(struct attrib_rules *rules);
+
+/*
+ * For every node of p, the test its stack belongs to by the rules (string id in p), or 0.
+ * The outermost match on the stack wins. Returns a new array of p->nnodes ids (free()).
+ */
+uint32_t *attrib_rules_node_tests(const struct attrib_rules *rules, struct profile *p);
+
+/* One test name a CTest process may be: its command line and working directory. */
+struct ctest_entry {
+	char *name;  /* owned */
+	char **argv; /* owned, NULL-terminated */
+	char *cwd;   /* owned, may be "" */
+};
+
+struct attrib_window {
+	uint64_t start, end; /* end = UINT64_MAX while open */
+	uint32_t test;
+};
+
+struct attrib_tid {
+	pid_t tid;
+	uint64_t *times; /* transitions, ascending */
+	uint32_t *tests; /* test from that time on; 0 = none */
+	size_t n, alloc;
+};
+
+struct attrib {
+	struct profile *prof; /* borrowed: test names are interned here */
+
+	struct attrib_tid *tids;
+	size_t ntids, tids_alloc;
+	struct hashidx tid_idx;
+
+	pid_t *proc_pid; /* process marks: pid -> test */
+	uint32_t *proc_test;
+	size_t nprocs, procs_alloc;
+	struct hashidx proc_idx;
+
+	struct attrib_window *win; /* output-marker windows, by start */
+	size_t nwin, win_alloc;
+	size_t win_first; /* windows before this one ended before the processing frontier */
+
+	struct ctest_entry *ctest;
+	size_t nctest, ctest_alloc;
+
+	uint32_t ambiguous; /* string id of ATTRIB_AMBIGUOUS */
+	uint64_t marks, proc_marks, bad_lines;
+};
+
+void attrib_init(struct attrib *a, struct profile *prof);
+void attrib_release(struct attrib *a);
+
+/*
+ * One line of the control protocol (without its newline), received at time t (CLOCK_MONOTONIC
+ * ns): "begin TID NAME", "end TID NAME" or "proc PID NAME". Returns 0, or -1 for a malformed
+ * line (counted in bad_lines; the message is left in cp_error).
+ */
+int attrib_control_line(struct attrib *a, const char *line, uint64_t t);
+
+/* Process marks: set, inherit at fork, clear at exit. */
+void attrib_proc_mark(struct attrib *a, pid_t pid, const char *test);
+void attrib_proc_fork(struct attrib *a, pid_t pid, pid_t ppid);
+void attrib_proc_exit(struct attrib *a, pid_t pid);
+
+/* An output-marker event: a test began or ended at time t. attrib_window_end closes the
+ * test's open window, or (TAP, no begin marker) adds one from the previous window's end;
+ * attrib_window_end_if_open only closes. */
+void attrib_window_begin(struct attrib *a, const char *test, uint64_t t);
+void attrib_window_end(struct attrib *a, const char *test, uint64_t t);
+void attrib_window_end_if_open(struct attrib *a, const char *test, uint64_t t);
+
+/*
+ * The test of a sample of (pid, tid) at time t: the thread mark, else the process mark
+ * (*weak = 0), else the output-marker window (*weak = 1, ATTRIB_AMBIGUOUS when several
+ * overlap), else 0. Samples must be asked in nondecreasing time order.
+ */
+uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *weak);
+
+/*
+ * CTest: loads `ctest --show-only=json-v1` output (the tests' commands and working
+ * directories). 0, or -1 with cp_error naming what is wrong (source names the input).
+ */
+int attrib_ctest_load(struct attrib *a, const char *json, size_t len, const char *source);
+/* The CTest test whose command is argv (in cwd), or NULL. */
+const char *attrib_ctest_match(const struct attrib *a, char *const *argv, const char *cwd);
+
+#endif
