@@ -1,0 +1,225 @@
+/* Per-test attribution: control lines, mark precedence, fork inheritance, output-marker
+ * windows (ambiguous when they overlap), CTest matching and stack rules on a real trie. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "runner/attribute.h"
+#include "runner/markers.h"
+
+static const char *test_at(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *weak)
+{
+	int w;
+	uint32_t id = attrib_sample(a, pid, tid, t, &w);
+	if (weak)
+		*weak = w;
+	return profile_str(a->prof, id);
+}
+
+static void test_control_lines(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	attrib_init(&a, p);
+	assert_int_equal(attrib_control_line(&a, "begin 10 suite/one", 100), 0);
+	assert_int_equal(attrib_control_line(&a, "end 10 suite/one", 200), 0);
+	assert_int_equal(attrib_control_line(&a, "begin 10 name with spaces", 300), 0);
+	assert_int_equal(attrib_control_line(&a, "bogus 10 x", 300), -1);
+	assert_non_null(strstr(cp_last_error(), "expected 'begin TID NAME'"));
+	assert_int_equal(attrib_control_line(&a, "begin x y", 300), -1);
+	assert_int_equal(attrib_control_line(&a, "begin 10", 300), -1);
+	assert_int_equal(attrib_control_line(&a, "begin -3 t", 300), -1);
+	assert_int_equal(a.bad_lines, 4);
+	assert_string_equal(test_at(&a, 1, 10, 50, NULL), "");
+	assert_string_equal(test_at(&a, 1, 10, 150, NULL), "suite/one");
+	assert_string_equal(test_at(&a, 1, 11, 150, NULL), ""); /* another thread */
+	assert_string_equal(test_at(&a, 1, 10, 250, NULL), "");
+	assert_string_equal(test_at(&a, 1, 10, 350, NULL), "name with spaces");
+	attrib_release(&a);
+	profile_free(p);
+}
+
+static void test_precedence_and_fork(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	attrib_init(&a, p);
+	attrib_control_line(&a, "proc 100 procA", 0);
+	attrib_proc_fork(&a, 101, 100); /* a child of a marked process belongs to its test */
+	attrib_proc_fork(&a, 201, 200); /* unmarked parent: nothing */
+	attrib_control_line(&a, "begin 101 threadT", 10);
+	attrib_window_begin(&a, "winW", 0);
+	int weak;
+	assert_string_equal(test_at(&a, 100, 100, 5, &weak), "procA");
+	assert_false(weak);
+	assert_string_equal(test_at(&a, 101, 102, 5, &weak), "procA");
+	/* a thread mark outranks its process's mark */
+	assert_string_equal(test_at(&a, 101, 101, 20, &weak), "threadT");
+	/* outside any mark, the output window applies, weakly */
+	assert_string_equal(test_at(&a, 201, 201, 30, &weak), "winW");
+	assert_true(weak);
+	attrib_proc_exit(&a, 100);
+	assert_string_equal(test_at(&a, 100, 100, 40, &weak), "winW");
+	attrib_release(&a);
+	profile_free(p);
+}
+
+static void test_windows(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	attrib_init(&a, p);
+	attrib_window_begin(&a, "one", 10);
+	attrib_window_end(&a, "one", 20);
+	attrib_window_begin(&a, "two", 30);
+	attrib_window_begin(&a, "three", 40); /* overlaps two: parallel in-process tests */
+	attrib_window_end(&a, "two", 50);
+	attrib_window_end(&a, "three", 60);
+	attrib_window_end_if_open(&a, "never-begun", 65); /* a summary line: nothing */
+	attrib_window_end(&a, "tap", 80);                 /* TAP: from the last end (60) */
+	int w;
+	assert_string_equal(test_at(&a, 1, 1, 5, &w), "");
+	assert_string_equal(test_at(&a, 1, 1, 15, &w), "one");
+	assert_string_equal(test_at(&a, 1, 1, 25, &w), "");
+	assert_string_equal(test_at(&a, 1, 1, 35, &w), "two");
+	assert_string_equal(test_at(&a, 1, 1, 45, &w), ATTRIB_AMBIGUOUS);
+	assert_string_equal(test_at(&a, 1, 1, 55, &w), "three");
+	assert_string_equal(test_at(&a, 1, 1, 70, &w), "tap");
+	assert_string_equal(test_at(&a, 1, 1, 90, &w), "");
+	attrib_release(&a);
+	profile_free(p);
+}
+
+static void test_markers(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	attrib_init(&a, p);
+	struct markers m;
+	markers_init(&m);
+	/* GoogleTest with colours, cmocka, go test -v, pytest -v (name before the result,
+	 * split across reads), cargo, TAP */
+	const char *chunks[][2] = {
+	        {"\033[0;32m[ RUN      ] \033[mSuite.Alpha\n", "10"},
+	        {"[       OK ] Suite.Alpha (3 ms)\n", "20"},
+	        {"=== RUN   TestGo\n", "30"},
+	        {"    --- PASS: TestGo (0.01s)\n", "40"},
+	        {"tests/test_p.py::test_q ", "50"},
+	        {"PASSED   [ 50%]\n", "60"},
+	        {"test tests::rusty ... ", "70"},
+	        {"ok\n", "80"},
+	        {"ok 7 - tap seven # SKIP slow\n", "90"},
+	        {"[  FAILED  ] Suite.Alpha, where TypeParam = int\n", "95"},
+	};
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+		markers_feed(&m, &a, chunks[i][0], strlen(chunks[i][0]),
+		             (uint64_t)atoi(chunks[i][1]));
+	markers_flush(&m, &a, 100);
+	int w;
+	assert_string_equal(test_at(&a, 1, 1, 15, &w), "Suite.Alpha");
+	assert_string_equal(test_at(&a, 1, 1, 35, &w), "TestGo");
+	assert_string_equal(test_at(&a, 1, 1, 55, &w), "tests/test_p.py::test_q");
+	assert_string_equal(test_at(&a, 1, 1, 75, &w), "tests::rusty");
+	assert_string_equal(test_at(&a, 1, 1, 85, &w), "tap seven");
+	assert_string_equal(test_at(&a, 1, 1, 96, &w), ""); /* the summary began nothing */
+	/* C++ output with "::" is not a pytest node */
+	markers_feed(&m, &a, "std::vector<int> x\n", 19, 200);
+	assert_string_equal(test_at(&a, 1, 1, 200, &w), "");
+	markers_release(&m);
+	attrib_release(&a);
+	profile_free(p);
+}
+
+static void test_ctest(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	attrib_init(&a, p);
+	const char *json =
+	        "{\"kind\":\"ctestInfo\",\"version\":{\"major\":1,\"minor\":0},\"tests\":["
+	        "{\"name\":\"small\",\"command\":[\"/b/t\",\"--case\",\"small\"],"
+	        " \"properties\":[{\"name\":\"WORKING_DIRECTORY\",\"value\":\"/b\"}]},"
+	        "{\"name\":\"large\",\"command\":[\"/b/t\",\"--case\",\"large\"]},"
+	        "{\"name\":\"missing\"}]}";
+	assert_int_equal(attrib_ctest_load(&a, json, strlen(json), "x.json"), 0);
+	assert_int_equal(a.nctest, 2);
+	char *argv1[] = {"/b/t", "--case", "small", NULL};
+	char *argv2[] = {"t", "--case", "large", NULL}; /* found through PATH */
+	char *argv3[] = {"/b/t", "--case", NULL};
+	assert_string_equal(attrib_ctest_match(&a, argv1, "/b"), "small");
+	assert_string_equal(attrib_ctest_match(&a, argv2, "/elsewhere"), "large");
+	assert_null(attrib_ctest_match(&a, argv3, "/b"));
+	assert_int_equal(attrib_ctest_load(&a, "{\"tests\": 3}", 12, "y.json"), -1);
+	assert_non_null(strstr(cp_last_error(), "y.json"));
+	assert_int_equal(attrib_ctest_load(&a, "{oops", 5, "z.json"), -1);
+	assert_non_null(strstr(cp_last_error(), "z.json:1:"));
+	attrib_release(&a);
+	profile_free(p);
+}
+
+static uint32_t push(struct profile *p, uint32_t parent, const char *fn, int process)
+{
+	struct profile_frame f = {.function = profile_intern(p, fn),
+	                          .kind = process ? PROFILE_FRAME_PROCESS : 0};
+	return profile_node(p, parent, profile_frame(p, &f));
+}
+
+static void test_rules(void **state)
+{
+	(void)state;
+	struct attrib_rules rules = {0};
+	attrib_rules_add_builtin(&rules);
+	assert_int_equal(attrib_rules_add(&rules, "bad", "(", "x", NULL), -1);
+	assert_non_null(strstr(cp_last_error(), "rule 'bad': bad caller regex"));
+	struct profile *p = profile_new();
+	uint32_t proc = push(p, 0, "suite", 1);
+	uint32_t main_ = push(p, proc, "main", 0);
+	uint32_t runner = push(p, main_, "libcmocka.so.0.7.0+0x58f8", 0);
+	uint32_t t1 = push(p, runner, "test_parse", 0);
+	uint32_t leaf = push(p, t1, "helper", 0);
+	uint32_t gt = push(p, main_, "Parser_HandlesLarge_Test::TestBody()", 0);
+	uint32_t gor =
+	        push(p, push(p, proc, "testing.tRunner", 0), "example.com/m.TestSum.func1", 0);
+	uint32_t chk = push(p, push(p, main_, "tcase_run_tfun_nofork", 0), "test_add_fn", 0);
+	uint32_t rs = push(p, main_, "mycrate::tests::adds::{{closure}}", 0);
+	uint32_t *tests = attrib_rules_node_tests(&rules, p);
+	assert_string_equal(profile_str(p, tests[t1]), "test_parse");
+	assert_string_equal(profile_str(p, tests[leaf]), "test_parse"); /* inherited down */
+	assert_int_equal(tests[main_], 0);
+	assert_int_equal(tests[runner], 0);
+	assert_string_equal(profile_str(p, tests[gt]), "Parser.HandlesLarge");
+	assert_string_equal(profile_str(p, tests[gor]), "TestSum");
+	assert_string_equal(profile_str(p, tests[chk]), "test_add");
+	assert_string_equal(profile_str(p, tests[rs]), "tests::adds");
+	free(tests);
+	/* a user rule, with back-references */
+	assert_int_equal(attrib_rules_add(&rules, "mine", "^my_runner$", "^case_(.*)$", "mine/\\1"),
+	                 0);
+	uint32_t mine = push(p, push(p, main_, "my_runner", 0), "case_big", 0);
+	tests = attrib_rules_node_tests(&rules, p);
+	assert_string_equal(profile_str(p, tests[mine]), "mine/big");
+	free(tests);
+	profile_free(p);
+	attrib_rules_release(&rules);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_control_lines), cmocka_unit_test(test_precedence_and_fork),
+	        cmocka_unit_test(test_windows),       cmocka_unit_test(test_markers),
+	        cmocka_unit_test(test_ctest),         cmocka_unit_test(test_rules),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
