@@ -57,16 +57,31 @@ descendants() {
 	done
 }
 
-# wait_for_child PID COMM: waits (up to 10 s) until a process named COMM runs below PID.
+# wait_for_child PID COMM: waits (up to 10 s) until a process named COMM runs below PID;
+# its pid lands in CHILD.
 wait_for_child() {
 	local i c
 	for i in $(seq 100); do
 		for c in $(descendants "$1"); do
-			[ "$(cat /proc/"$c"/comm 2>/dev/null)" = "$2" ] && return 0
+			if [ "$(cat /proc/"$c"/comm 2>/dev/null)" = "$2" ]; then
+				CHILD=$c
+				return 0
+			fi
 		done
 		sleep 0.1
 	done
 	return 1
+}
+
+# kill_tree PID: SIGKILLs PID and every process below it (listed first: orphans would be
+# reparented out of reach), so a failed check leaves no busy loop behind.
+kill_tree() {
+	local below c
+	below=$(descendants "$1")
+	kill -KILL "$1" 2>/dev/null
+	for c in $below; do
+		kill -KILL "$c" 2>/dev/null
+	done
 }
 
 # signal_test NAME SIGNAL EXPECTED_RC CMD...: runs ciprof on CMD in the background, sends
@@ -79,7 +94,7 @@ signal_test() {
 		>"$TMP/$name.out" 2>"$TMP/$name.err"
 	local pid=$BG
 	if ! wait_for_child "$pid" "$comm"; then
-		kill -KILL "$pid" 2>/dev/null
+		kill_tree "$pid"
 		wait "$pid" 2>/dev/null
 		check_failed "$name: the command '$comm' never started under ciprof"
 		return
@@ -93,15 +108,16 @@ signal_test() {
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		check_failed "$name: ciprof still running 10 s after SIG$sig; killing it"
-		local c
-		for c in $(descendants "$pid"); do
-			kill -KILL "$c" 2>/dev/null
-		done
-		kill -KILL "$pid" 2>/dev/null
+		kill_tree "$pid"
 	fi
 	RC=0
 	wait "$pid" || RC=$?
 	expect_rc "$name (SIG$sig forwarded)" "$expect" "$name"
+	# ciprof must not leave the command behind (a zombie would be reaped by init).
+	if [ -e /proc/"$CHILD" ] && [ "$(awk '{print $3}' /proc/"$CHILD"/stat 2>/dev/null)" != Z ]; then
+		check_failed "$name: the command (pid $CHILD) still runs after ciprof exited"
+		kill_tree "$CHILD"
+	fi
 	local n
 	if n=$(check_folded "$TMP/$name.folded" 2>"$TMP/$name.check"); then
 		ok "$name: profile written after SIG$sig, $n samples"
