@@ -1,5 +1,6 @@
 /* ciprof run: profile a command's whole process tree, print a summary, write the profile. */
 #include "cli/cli.h"
+#include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/profile.h"
@@ -200,6 +201,25 @@ static void print_summary(const struct profile *p)
 	free(f);
 }
 
+/* The stack rules: the project's own (.ciprof.yml) first, so they win, then the built-in ones
+ * unless the project turned them off. */
+static int load_rules(struct config *cfg, struct attrib_rules *rules)
+{
+	if (config_load(cfg, NULL) < 0)
+		return -1;
+	for (size_t i = 0; i < cfg->nrules; i++) {
+		const struct config_rule *r = &cfg->rules[i];
+		if (attrib_rules_add(rules, r->name, r->caller, r->test, r->as) < 0)
+			return cp_error("%s:%u: %s", cfg->path, r->line, cp_last_error());
+	}
+	if (cfg->builtin_rules)
+		attrib_rules_add_builtin(rules);
+	if (cfg->path)
+		log_verbose("configuration from %s: %zu attribution rules", cfg->path,
+			    cfg->nrules);
+	return 0;
+}
+
 /* Git, CI and host context, taken before the command runs (it may change the work tree). */
 static void collect_meta(struct run_meta *m, char **argv)
 {
@@ -259,7 +279,8 @@ int cmd_run(int argc, char **argv)
 	struct run_args a = {0};
 	runner_opts_init(&a.ropts);
 	struct attrib_rules rules = {0};
-	attrib_rules_add_builtin(&rules);
+	struct config cfg;
+	config_init(&cfg);
 	a.ropts.rules = &rules;
 	run_meta_init(&a.meta);
 	int first, status;
@@ -284,6 +305,11 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	a.ropts.argv = argv + first;
+	if (load_rules(&cfg, &rules) < 0) {
+		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		status = EXIT_USAGE;
+		goto out;
+	}
 	if (!a.no_store)
 		collect_meta(&a.meta, a.ropts.argv);
 
@@ -317,5 +343,6 @@ out:
 	profile_free(p);
 	run_meta_release(&a.meta);
 	attrib_rules_release(&rules);
+	config_release(&cfg);
 	return status;
 }

@@ -22,7 +22,8 @@ const void *perf_ring_record(const unsigned char *data, uint64_t size, uint64_t 
 		memcpy(&hdr, data + off, first);
 		memcpy((unsigned char *)&hdr + first, data, sizeof(hdr) - first);
 	}
-	if (hdr.size < sizeof(hdr) || hdr.size > avail)
+	/* The kernel pads every record to 8 bytes; any other size is corruption. */
+	if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size % 8)
 		return NULL;
 	if (off + hdr.size <= size)
 		return data + off;

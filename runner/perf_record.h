@@ -15,7 +15,8 @@
 /*
  * Returns a pointer to the whole record starting at ring position tail (an ever-growing
  * counter; the byte is data[tail & (size - 1)]), or NULL when fewer than a header's or the
- * record's bytes lie between tail and head, or the header's size is invalid (< 8).
+ * record's bytes lie between tail and head, or the header's size is invalid (< 8, or not a
+ * multiple of 8 as the kernel's records always are).
  * A record that wraps the end of data is copied into scratch (scratch_len >= 65536 holds any
  * record, as a record's size is a u16). size must be a power of two.
  */

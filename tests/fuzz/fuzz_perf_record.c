@@ -21,30 +21,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t tail = size & 7 ? ringsize - 8 : 0; /* sometimes start near the end: wrap */
 	uint64_t head = tail + ringsize;
 	for (int i = 0; i < 64; i++) {
-		const struct {
-			uint32_t type;
-			uint16_t misc, size;
-		} *h = perf_ring_record(ring, ringsize, tail, head, scratch, sizeof(scratch));
+		const void *h = perf_ring_record(ring, ringsize, tail, head, scratch, sizeof(scratch));
 		if (!h)
 			break;
+		uint16_t rec_size;
+		memcpy(&rec_size, (const char *)h + 6, sizeof(rec_size));
 		/* Parsers need 8-byte alignment: copy, as the backend does. */
-		uint64_t *rec = malloc(h->size + 8u);
-		memcpy(rec, h, h->size);
+		uint64_t *rec = malloc(rec_size + 8u);
+		memcpy(rec, h, rec_size);
 		struct perf_sample s;
 		struct perf_mmap2 m;
 		struct perf_comm c;
 		struct perf_task t;
 		struct perf_lost l;
-		if (perf_parse_sample(rec, h->size, &s) == 0) {
+		if (perf_parse_sample(rec, rec_size, &s) == 0) {
 			uint64_t out[128];
 			perf_user_callchain(&s, out, 128);
 		}
-		perf_parse_mmap2(rec, h->size, &m);
-		perf_parse_comm(rec, h->size, &c);
-		perf_parse_task(rec, h->size, &t);
-		perf_parse_lost(rec, h->size, &l);
-		perf_record_time(rec, h->size);
-		tail += h->size;
+		perf_parse_mmap2(rec, rec_size, &m);
+		perf_parse_comm(rec, rec_size, &c);
+		perf_parse_task(rec, rec_size, &t);
+		perf_parse_lost(rec, rec_size, &l);
+		perf_record_time(rec, rec_size);
+		tail += rec_size;
 		free(rec);
 	}
 	free(ring);

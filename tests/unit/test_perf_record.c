@@ -214,6 +214,10 @@ static void test_ring_wraps(void **state)
 	memcpy(data, r.b, r.n);
 	assert_ptr_equal(perf_ring_record(data, 64, 128, 128 + r.n, scratch, sizeof(scratch)),
 	                 data);
+	/* A size that is not a multiple of 8 is corrupt (the kernel pads every record). */
+	struct perf_event_header odd = {PERF_RECORD_SAMPLE, 0, 20};
+	memcpy(data, &odd, sizeof(odd));
+	assert_null(perf_ring_record(data, 64, 0, 64, scratch, sizeof(scratch)));
 	/* A zero-size header is corrupt. */
 	memset(data, 0, 8);
 	assert_null(perf_ring_record(data, 64, 0, 64, scratch, sizeof(scratch)));
