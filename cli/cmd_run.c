@@ -4,12 +4,15 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/profile.h"
+#include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "common/runmeta.h"
 #include "runner/gitmeta.h"
+#include "runner/junit.h"
 #include "runner/runner.h"
 #include "store/store.h"
 
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,7 @@ enum {
 	OPT_TAG,
 	OPT_RING_PAGES,
 	OPT_PTY,
+	OPT_JUNIT,
 	OPT_NO_PTY,
 };
 
@@ -43,6 +47,8 @@ static const struct cli_option run_options[] = {
         {"pty", OPT_PTY, NULL,
          "run CMD on a pseudo-terminal and read test markers from its output"},
         {"no-pty", OPT_NO_PTY, NULL, "never put CMD on a pseudo-terminal"},
+        {"junit", OPT_JUNIT, "GLOB",
+         "after the run, read test outcomes from JUnit XML (repeatable)"},
         {"quiet", 'q', NULL, "no summary; only warnings and errors"},
         {"verbose", 'v', NULL, "say more (twice: debug)"},
         {NULL, 0, NULL, NULL},
@@ -70,6 +76,8 @@ struct run_args {
 	const char *format;
 	const char *db;
 	int no_store;
+	const char **junit; /* borrowed patterns */
+	size_t njunit, junit_alloc;
 	struct run_meta meta; /* tags from --tag land here */
 };
 
@@ -138,6 +146,10 @@ static int run_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case 'v':
 		log_set_level(log_level() + 1);
+		return 0;
+	case OPT_JUNIT:
+		ALLOC_GROW(a->junit, a->njunit + 1, a->junit_alloc);
+		a->junit[a->njunit++] = arg;
 		return 0;
 	case OPT_PTY:
 		a->ropts.pty = 1;
@@ -215,9 +227,41 @@ static int load_rules(struct config *cfg, struct attrib_rules *rules)
 	if (cfg->builtin_rules)
 		attrib_rules_add_builtin(rules);
 	if (cfg->path)
-		log_verbose("configuration from %s: %zu attribution rules", cfg->path,
-			    cfg->nrules);
+		log_verbose("configuration from %s: %zu attribution rules", cfg->path, cfg->nrules);
 	return 0;
+}
+
+/* Reads the JUnit reports named by --junit (globs, expanded after the run since the run writes
+ * them) and records each test's outcome in p. A pattern matching nothing or a bad file is a
+ * warning: the profile matters more than the outcomes. */
+static void attach_junit(struct run_args *a, struct profile *p)
+{
+	struct junit j;
+	junit_init(&j);
+	for (size_t i = 0; i < a->njunit; i++) {
+		glob_t g;
+		int rc = glob(a->junit[i], GLOB_NOSORT, NULL, &g);
+		if (rc == GLOB_NOMATCH) {
+			log_warn("--junit %s matches no file", a->junit[i]);
+			continue;
+		}
+		for (size_t k = 0; rc == 0 && k < g.gl_pathc; k++) {
+			struct strbuf sb = STRBUF_INIT;
+			sb.max = 256 << 20;
+			if (strbuf_read_file(&sb, g.gl_pathv[k]) < 0 ||
+			    junit_parse(&j, sb.buf, sb.len, g.gl_pathv[k]) < 0)
+				log_warn("%s", cp_last_error());
+			strbuf_release(&sb);
+		}
+		if (rc == 0)
+			globfree(&g);
+	}
+	if (j.n) {
+		size_t matched = junit_attach(&j, p);
+		log_verbose("JUnit: %zu test outcomes, %zu of them matched profiled tests", j.n,
+		            matched);
+	}
+	junit_release(&j);
 }
 
 /* Git, CI and host context, taken before the command runs (it may change the work tree). */
@@ -328,6 +372,8 @@ int cmd_run(int argc, char **argv)
 	/* From here on the command has run: its status is ours, and what was gathered is
 	 * written and stored whatever else fails (a failure turns a 0 into 3). */
 	status = p->stats.exit_status;
+	if (a.njunit)
+		attach_junit(&a, p);
 	print_summary(p);
 	if (a.output && write_output(p, a.output) < 0) {
 		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
@@ -343,6 +389,7 @@ out:
 	profile_free(p);
 	run_meta_release(&a.meta);
 	attrib_rules_release(&rules);
+	free(a.junit);
 	config_release(&cfg);
 	return status;
 }

@@ -33,6 +33,7 @@ void profile_free(struct profile *p)
 	free(p->frames);
 	free(p->nodes);
 	free(p->samples);
+	free(p->results);
 	hashidx_release(&p->str_idx);
 	hashidx_release(&p->frame_idx);
 	hashidx_release(&p->node_idx);
@@ -78,6 +79,12 @@ uint32_t profile_intern_len(struct profile *p, const char *s, size_t len)
 uint32_t profile_intern(struct profile *p, const char *s)
 {
 	return profile_intern_len(p, s, strlen(s));
+}
+
+int64_t profile_find_str(const struct profile *p, const char *s)
+{
+	struct str_key k = {s, strlen(s)};
+	return hashidx_find(&p->str_idx, hash_bytes(s, k.len, 1), str_eq, p, &k);
 }
 
 const char *profile_str(const struct profile *p, uint32_t id)
@@ -146,6 +153,27 @@ void profile_add(struct profile *p, uint32_t test, uint32_t node, uint64_t count
 	p->nsamples++;
 }
 
+void profile_set_result(struct profile *p, uint32_t test, uint32_t status, double seconds)
+{
+	for (size_t i = 0; i < p->nresults; i++) {
+		if (p->results[i].test == test) {
+			p->results[i].status = status;
+			p->results[i].seconds = seconds;
+			return;
+		}
+	}
+	ALLOC_GROW(p->results, p->nresults + 1, p->results_alloc);
+	p->results[p->nresults++] = (struct profile_result){test, status, seconds};
+}
+
+const struct profile_result *profile_result(const struct profile *p, uint32_t test)
+{
+	for (size_t i = 0; i < p->nresults; i++)
+		if (p->results[i].test == test)
+			return &p->results[i];
+	return NULL;
+}
+
 size_t profile_node_depth(const struct profile *p, uint32_t node)
 {
 	size_t d = 0;
@@ -192,6 +220,11 @@ void profile_merge(struct profile *dst, const struct profile *src)
 		const struct profile_sample *s = &src->samples[i];
 		profile_add(dst, profile_intern(dst, profile_str(src, s->test)), node_map[s->node],
 		            s->count);
+	}
+	for (size_t i = 0; i < src->nresults; i++) {
+		const struct profile_result *r = &src->results[i];
+		profile_set_result(dst, profile_intern(dst, profile_str(src, r->test)), r->status,
+		                   r->seconds);
 	}
 	free(node_map);
 	free(frame_map);

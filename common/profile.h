@@ -49,6 +49,13 @@ struct profile_stats {
 	int exit_status; /* the command's exit status as ciprof exits with it */
 };
 
+/* A test's outcome from the test runner's report (JUnit XML); not every test has one. */
+struct profile_result {
+	uint32_t test;   /* string id of the test's name */
+	uint32_t status; /* 0 passed, 1 failed, 2 error, 3 skipped (enum junit_status) */
+	double seconds;  /* the runner's own duration for the test */
+};
+
 struct profile {
 	/* strings: offsets into one pool, each NUL-terminated */
 	char *pool;
@@ -69,6 +76,9 @@ struct profile {
 	size_t nsamples, samples_alloc;
 	struct hashidx sample_idx;
 
+	struct profile_result *results; /* at most one per test, in insertion order */
+	size_t nresults, results_alloc;
+
 	struct profile_stats stats;
 };
 
@@ -80,6 +90,8 @@ void profile_free(struct profile *p);
 uint32_t profile_intern(struct profile *p, const char *s);
 uint32_t profile_intern_len(struct profile *p, const char *s, size_t len);
 const char *profile_str(const struct profile *p, uint32_t id);
+/* The id of s if it was interned, else -1 (interns nothing). */
+int64_t profile_find_str(const struct profile *p, const char *s);
 
 /* Interns a frame by value and returns its index. */
 uint32_t profile_frame(struct profile *p, const struct profile_frame *f);
@@ -87,6 +99,11 @@ uint32_t profile_frame(struct profile *p, const struct profile_frame *f);
 uint32_t profile_node(struct profile *p, uint32_t parent, uint32_t frame);
 /* Adds count samples of stack node to test. */
 void profile_add(struct profile *p, uint32_t test, uint32_t node, uint64_t count);
+
+/* Records (or replaces) the outcome of test. */
+void profile_set_result(struct profile *p, uint32_t test, uint32_t status, double seconds);
+/* The outcome of test, or NULL. Borrowed. */
+const struct profile_result *profile_result(const struct profile *p, uint32_t test);
 
 /* Depth of a node (root = 0) and its frames root-first into out[0..depth). */
 size_t profile_node_depth(const struct profile *p, uint32_t node);
