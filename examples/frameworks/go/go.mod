@@ -1,0 +1,3 @@
+module example.com/fwgo
+
+go 1.19
