@@ -1,0 +1,557 @@
+/* Comparing a head run with its baseline. Both profiles are merged into one stack tree keyed
+ * by names (ids differ between profiles); per-function self and total, per-test counts and the
+ * per-run spread come from it. Every comparison is in CPU time relative to a suite-wide scale
+ * factor, so a uniformly slower runner, or a function whose share only falls because another
+ * grew, is not reported. */
+#include "report/diff.h"
+#include "report/stats.h"
+#include "common/xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void report_options_init(struct report_options *o)
+{
+	o->min_change = REPORT_MIN_CHANGE;
+	o->min_share = REPORT_MIN_SHARE;
+	o->alpha = REPORT_ALPHA;
+	o->base_runs = REPORT_BASE_RUNS;
+}
+
+const char *report_kind_name(enum report_kind k)
+{
+	return k == REPORT_REGRESSION    ? "regression"
+	       : k == REPORT_IMPROVEMENT ? "improvement"
+	                                 : "unchanged";
+}
+
+const char *report_verdict_name(enum report_verdict v)
+{
+	return v == REPORT_REGRESSED ? "regression" : v == REPORT_IMPROVED ? "improvement" : "ok";
+}
+
+const char *report_measure_name(enum report_measure m)
+{
+	return m == REPORT_SELF ? "self" : m == REPORT_TOTAL ? "total" : "test";
+}
+
+double report_period(const struct profile *p)
+{
+	if (p->stats.period_ns)
+		return (double)p->stats.period_ns / 1e9;
+	if (p->stats.hz > 0)
+		return 1.0 / p->stats.hz;
+	uint64_t n = profile_total(p, NULL);
+	if (p->stats.cpu_seconds > 0 && n)
+		return p->stats.cpu_seconds / (double)n;
+	return 1.0 / 99; /* ciprof run's default rate */
+}
+
+/* How one source profile maps into the tree. */
+struct side_map {
+	uint32_t *frame; /* source frame -> tree frame */
+	uint32_t *node;  /* source node -> tree node (NULL when not needed) */
+	uint32_t *test;  /* source sample -> tree string id of its test (NULL when not needed) */
+};
+
+static void map_side(struct profile *names, const struct profile *src, int nodes,
+                     struct side_map *m)
+{
+	m->frame = xmalloc(st_mult(src->nframes ? src->nframes : 1, sizeof(*m->frame)));
+	for (size_t i = 0; i < src->nframes; i++) {
+		const struct profile_frame *f = &src->frames[i];
+		struct profile_frame nf = {
+		        .function = profile_intern(names, profile_str(src, f->function)),
+		        .module = profile_intern(names, profile_str(src, f->module)),
+		        .kind = f->kind,
+		};
+		m->frame[i] = profile_frame(names, &nf);
+	}
+	m->node = m->test = NULL;
+	if (!nodes)
+		return;
+	m->node = xcalloc(src->nnodes ? src->nnodes : 1, sizeof(*m->node));
+	/* Parents precede children in every profile's node array. */
+	for (size_t i = 1; i < src->nnodes; i++)
+		m->node[i] = profile_node(names, m->node[src->nodes[i].parent],
+		                          m->frame[src->nodes[i].frame]);
+	m->test = xmalloc(st_mult(src->nsamples ? src->nsamples : 1, sizeof(*m->test)));
+	for (size_t i = 0; i < src->nsamples; i++)
+		m->test[i] = profile_intern(names, profile_str(src, src->samples[i].test));
+}
+
+static void side_map_release(struct side_map *m)
+{
+	free(m->frame);
+	free(m->node);
+	free(m->test);
+}
+
+/* Per-frame sums over the tree. */
+struct func_sums {
+	double *self_b, *self_h, *total_b, *total_h;
+};
+
+/* Whether a proper ancestor of node has the same frame (recursion: count it once). */
+static int repeated_below(const struct profile *names, uint32_t node)
+{
+	uint32_t f = names->nodes[node].frame;
+	for (uint32_t n = names->nodes[node].parent; n; n = names->nodes[n].parent)
+		if (names->nodes[n].frame == f)
+			return 1;
+	return 0;
+}
+
+static int is_function(const struct profile *names, uint32_t frame)
+{
+	return names->frames[frame].kind != PROFILE_FRAME_PROCESS;
+}
+
+/* Fills cmp from counts; p/q/kind are left for later. */
+static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b, double h)
+{
+	memset(c, 0, sizeof(*c));
+	c->base_count = b;
+	c->head_count = h;
+	c->base_seconds = d->base_runs ? b * d->base_period / (double)d->base_runs : 0;
+	c->head_seconds = h * d->head_period;
+	c->base_share = d->base_samples > 0 ? b / d->base_samples : 0;
+	c->head_share = d->head_samples > 0 ? h / d->head_samples : 0;
+	c->expected = d->c * b;
+	c->change = c->expected > 0 ? h / c->expected - 1 : (h > 0 ? INFINITY : 0);
+	c->tested = (c->base_share >= d->opts.min_share || c->head_share >= d->opts.min_share) &&
+	            (b > 0 || h > 0);
+	double extra = d->extra_variance * (1 + 1 / (double)d->base_runs) + d->scale_variance;
+	c->p = c->tested ? stats_rate_test(h, b, d->c, extra) : 1.0;
+	c->q = 1.0;
+}
+
+/* BH over the tested items; marks significance and kind. */
+static void judge(struct report_diff *d)
+{
+	double *p = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*p)));
+	size_t n = 0;
+	for (size_t i = 0; i < d->nitems; i++)
+		if (d->items[i].cmp.tested)
+			p[n++] = d->items[i].cmp.p;
+	stats_bh(p, n, p);
+	n = 0;
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_cmp *c = &d->items[i].cmp;
+		c->q = c->tested ? p[n++] : 1.0;
+		c->significant = c->tested && c->q <= d->opts.alpha &&
+		                 fabs(c->change) >= d->opts.min_change;
+		c->kind = !c->significant ? REPORT_UNCHANGED
+		          : c->change > 0 ? REPORT_REGRESSION
+		                          : REPORT_IMPROVEMENT;
+	}
+	d->ntested = n;
+	free(p);
+}
+
+static int group_of(const struct report_item *it)
+{
+	return it->cmp.kind == REPORT_REGRESSION ? 0 : it->cmp.kind == REPORT_IMPROVEMENT ? 1 : 2;
+}
+
+static int item_cmp(const void *x, const void *y)
+{
+	const struct report_item *a = x, *b = y;
+	int ga = group_of(a), gb = group_of(b);
+	if (ga != gb)
+		return ga - gb;
+	/* Flagged: by the change in samples (head side), biggest first; others: by weight. */
+	double ka, kb;
+	if (ga < 2) {
+		ka = fabs(a->cmp.head_count - a->cmp.expected);
+		kb = fabs(b->cmp.head_count - b->cmp.expected);
+	} else {
+		ka = fmax(a->cmp.head_share, a->cmp.base_share);
+		kb = fmax(b->cmp.head_share, b->cmp.base_share);
+	}
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	if (a->measure != b->measure)
+		return (int)a->measure - (int)b->measure;
+	int c = strcmp(a->name, b->name);
+	return c ? c : strcmp(a->module, b->module);
+}
+
+static void add_item(struct report_diff *d, size_t *alloc, enum report_measure m,
+                     const char *name, const char *module, uint32_t frame, double b, double h)
+{
+	ALLOC_GROW(d->items, d->nitems + 1, *alloc);
+	struct report_item *it = &d->items[d->nitems++];
+	it->measure = m;
+	it->name = name;
+	it->module = module;
+	it->frame = frame;
+	it->path = 0;
+	fill_cmp(&it->cmp, d, b, h);
+}
+
+static int same_as_test(const struct report_diff *d, const char *name, double b, double h)
+{
+	for (size_t i = 0; i < d->nitems && d->items[i].measure == REPORT_TEST; i++)
+		if (d->items[i].cmp.base_count == b && d->items[i].cmp.head_count == h &&
+		    !strcmp(d->items[i].name, name))
+			return 1;
+	return 0;
+}
+
+static void build_children(struct report_tree *t)
+{
+	size_t nn = t->names->nnodes;
+	t->child_start = xcalloc(nn + 1, sizeof(*t->child_start));
+	t->child = xmalloc(st_mult(nn ? nn : 1, sizeof(*t->child)));
+	for (size_t n = 1; n < nn; n++)
+		t->child_start[t->names->nodes[n].parent + 1]++;
+	for (size_t n = 0; n < nn; n++)
+		t->child_start[n + 1] += t->child_start[n];
+	uint32_t *fill = xmalloc(st_mult(nn ? nn : 1, sizeof(*fill)));
+	memcpy(fill, t->child_start, nn * sizeof(*fill));
+	for (size_t n = 1; n < nn; n++)
+		t->child[fill[t->names->nodes[n].parent]++] = (uint32_t)n;
+	free(fill);
+}
+
+/*
+ * The suite-wide factor: a robust mean of the functions' log head/base ratios (self time).
+ * Start from their weighted median (each weight capped at a tenth, so no single function
+ * decides), keep the functions whose ratio is within 3 standard errors of it, and average
+ * those weighted by precision (again capped). Its own variance is added to every comparison.
+ */
+static void estimate_scale(struct report_diff *d, const struct func_sums *fs)
+{
+	const struct profile *names = d->tree.names;
+	size_t nf = names->nframes, n = 0;
+	double *y = xmalloc(st_mult(nf ? nf : 1, sizeof(*y)));
+	double *v = xmalloc(st_mult(nf ? nf : 1, sizeof(*v)));
+	double *w = xmalloc(st_mult(nf ? nf : 1, sizeof(*w)));
+	double c0 = d->c, extra = d->extra_variance * (1 + 1 / (double)d->base_runs), sum = 0;
+	for (size_t f = 0; f < nf; f++) {
+		if (!is_function(names, (uint32_t)f) || !(fs->self_h[f] > 0) || !(fs->self_b[f] > 0))
+			continue;
+		y[n] = log(fs->self_h[f] / (c0 * fs->self_b[f]));
+		v[n] = 1 / fs->self_h[f] + 1 / fs->self_b[f] + extra;
+		w[n] = fs->self_h[f] + c0 * fs->self_b[f];
+		sum += w[n];
+		n++;
+	}
+	d->scale = 1;
+	d->scale_variance = 0;
+	d->scale_functions = 0;
+	d->scale_estimated = 0;
+	if (n < 3)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		w[i] = fmin(w[i], sum / 10);
+	double ls = stats_weighted_median(y, w, n);
+	for (int iter = 0; iter < 3 && isfinite(ls); iter++) {
+		double su = 0;
+		size_t in = 0;
+		for (size_t i = 0; i < n; i++) {
+			int inlier = fabs(y[i] - ls) <= 3 * sqrt(v[i]);
+			w[i] = inlier ? 1 / v[i] : 0;
+			su += w[i];
+			in += (size_t)inlier;
+		}
+		if (in < 3)
+			break;
+		double num = 0, den = 0, var = 0;
+		for (size_t i = 0; i < n; i++) {
+			w[i] = fmin(w[i], su / 10);
+			num += w[i] * y[i];
+			den += w[i];
+		}
+		ls = num / den;
+		/* The model's variance, or the functions' actual scatter if that is larger
+		 * (run-to-run noise is correlated between a function and its callees). */
+		double emp = 0;
+		for (size_t i = 0; i < n; i++) {
+			var += w[i] * w[i] * v[i];
+			emp += w[i] * w[i] * (y[i] - ls) * (y[i] - ls);
+		}
+		emp *= (double)in / (double)(in - 1);
+		d->scale_variance = fmax(var, emp) / (den * den);
+		d->scale_functions = in;
+	}
+	if (isfinite(ls) && d->scale_functions >= 3) {
+		d->scale = exp(ls);
+		d->scale_estimated = 1;
+	} else {
+		d->scale_variance = 0;
+		d->scale_functions = 0;
+	}
+out:
+	free(y);
+	free(v);
+	free(w);
+}
+
+static void estimate_spread(struct report_diff *d, struct profile *const *runs, size_t nruns)
+{
+	struct profile *names = d->tree.names;
+	d->extra_variance = REPORT_MIN_EXTRA_VARIANCE;
+	d->extra_estimated = 0;
+	if (nruns < 2 || !runs)
+		return;
+	/* Frames of the runs were interned before the arrays were sized; map them again (all
+	 * lookups now, no new entries). */
+	size_t nf = names->nframes, m = nruns;
+	double *x = xcalloc(st_mult(nf ? nf : 1, m), sizeof(*x));
+	double *tot = xcalloc(m, sizeof(*tot));
+	for (size_t i = 0; i < m; i++) {
+		struct side_map sm;
+		map_side(names, runs[i], 0, &sm);
+		for (size_t k = 0; k < runs[i]->nsamples; k++) {
+			const struct profile_sample *s = &runs[i]->samples[k];
+			uint32_t fr = sm.frame[runs[i]->nodes[s->node].frame];
+			if (s->node && fr < nf)
+				x[(size_t)fr * m + i] += (double)s->count;
+			tot[i] += (double)s->count;
+		}
+		side_map_release(&sm);
+	}
+	/* Measured on a few runs, the estimate is rough: add one standard error (and keep at
+	 * least half a percent), so that an unlucky low estimate does not make noise
+	 * significant. */
+	double se, a = stats_extra_variance(x, nf, m, tot, &se);
+	d->extra_variance = fmax(a + se, REPORT_MIN_MEASURED_VARIANCE);
+	d->extra_estimated = 1;
+	free(x);
+	free(tot);
+}
+
+/* Sums over the topmost node of each frame on each stack (a function's total) of v. */
+static void frame_totals(const struct profile *names, const double *v, const uint8_t *rep,
+                         double *out)
+{
+	for (size_t n = 1; n < names->nnodes; n++)
+		if (!rep[n])
+			out[names->nodes[n].frame] += v[n];
+}
+
+static void propagate(const struct profile *names, const double *self, double *total)
+{
+	memcpy(total, self, names->nnodes * sizeof(*total));
+	for (size_t n = names->nnodes; n-- > 1;)
+		total[names->nodes[n].parent] += total[n];
+}
+
+void report_diff_new(struct report_diff **out, const struct profile *base, size_t base_nruns,
+                     struct profile *const *base_runs, size_t nruns, const struct profile *head,
+                     const struct report_options *o)
+{
+	struct report_diff *d = xcalloc(1, sizeof(*d));
+	struct report_tree *t = &d->tree;
+	size_t items_alloc = 0;
+	d->opts = *o;
+	d->base_runs = base_nruns ? base_nruns : 1;
+	d->base_period = report_period(base);
+	d->head_period = report_period(head);
+	d->c = d->base_period / ((double)d->base_runs * d->head_period);
+
+	t->names = profile_new();
+	struct side_map hm, bm;
+	map_side(t->names, head, 1, &hm);
+	map_side(t->names, base, 1, &bm);
+	for (size_t i = 0; base_runs && i < nruns; i++) {
+		struct side_map sm;
+		map_side(t->names, base_runs[i], 0, &sm);
+		side_map_release(&sm);
+	}
+	struct profile *names = t->names;
+	size_t nn = names->nnodes, nf = names->nframes, ns = names->nstr;
+	t->head_self = xcalloc(nn, sizeof(double));
+	t->base_self = xcalloc(nn, sizeof(double));
+	t->head = xcalloc(nn, sizeof(double));
+	t->base = xcalloc(nn, sizeof(double));
+	t->frame_flag = xcalloc(nf ? nf : 1, sizeof(int8_t));
+	double *test_h = xcalloc(ns, sizeof(double)), *test_b = xcalloc(ns, sizeof(double));
+	for (size_t i = 0; i < head->nsamples; i++) {
+		t->head_self[hm.node[head->samples[i].node]] += (double)head->samples[i].count;
+		test_h[hm.test[i]] += (double)head->samples[i].count;
+		d->head_samples += (double)head->samples[i].count;
+	}
+	for (size_t i = 0; i < base->nsamples; i++) {
+		t->base_self[bm.node[base->samples[i].node]] += (double)base->samples[i].count;
+		test_b[bm.test[i]] += (double)base->samples[i].count;
+		d->base_samples += (double)base->samples[i].count;
+	}
+	side_map_release(&hm);
+	side_map_release(&bm);
+	d->base_cpu = d->base_samples * d->base_period / (double)d->base_runs;
+	d->head_cpu = d->head_samples * d->head_period;
+	propagate(names, t->head_self, t->head);
+	propagate(names, t->base_self, t->base);
+	build_children(t);
+
+	/* Per-function self and total. */
+	uint8_t *rep = xcalloc(nn, 1);
+	for (size_t n = 1; n < nn; n++)
+		rep[n] = (uint8_t)repeated_below(names, (uint32_t)n);
+	struct func_sums fs = {
+	        xcalloc(nf ? nf : 1, sizeof(double)), xcalloc(nf ? nf : 1, sizeof(double)),
+	        xcalloc(nf ? nf : 1, sizeof(double)), xcalloc(nf ? nf : 1, sizeof(double))};
+	for (size_t n = 1; n < nn; n++) {
+		fs.self_h[names->nodes[n].frame] += t->head_self[n];
+		fs.self_b[names->nodes[n].frame] += t->base_self[n];
+	}
+	frame_totals(names, t->head, rep, fs.total_h);
+	frame_totals(names, t->base, rep, fs.total_b);
+
+	estimate_spread(d, base_runs, nruns);
+	estimate_scale(d, &fs);
+	d->c *= d->scale;
+
+	/* Tests and self times first: which functions are flagged on their own. */
+	for (size_t s = 0; s < ns; s++)
+		if (test_h[s] > 0 || test_b[s] > 0)
+			add_item(d, &items_alloc, REPORT_TEST, profile_str(names, (uint32_t)s), "",
+			         UINT32_MAX, test_b[s], test_h[s]);
+	for (size_t f = 0; f < nf; f++) {
+		if (!is_function(names, (uint32_t)f) || (!(fs.self_h[f] > 0) && !(fs.self_b[f] > 0)))
+			continue;
+		const struct profile_frame *fr = &names->frames[f];
+		add_item(d, &items_alloc, REPORT_SELF, profile_str(names, fr->function),
+		         profile_str(names, fr->module), (uint32_t)f, fs.self_b[f], fs.self_h[f]);
+	}
+	judge(d);
+	for (size_t i = 0; i < d->nitems; i++)
+		if (d->items[i].measure == REPORT_SELF && d->items[i].cmp.significant)
+			t->frame_flag[d->items[i].frame] = 1;
+
+	/* Totals without the samples of flagged functions: what their callees do not explain. */
+	double *rs_h = xcalloc(nn, sizeof(double)), *rs_b = xcalloc(nn, sizeof(double));
+	double *rt_h = xcalloc(nn, sizeof(double)), *rt_b = xcalloc(nn, sizeof(double));
+	for (size_t n = 1; n < nn; n++) {
+		int flagged = t->frame_flag[names->nodes[n].frame] != 0;
+		rs_h[n] = flagged ? 0 : t->head_self[n];
+		rs_b[n] = flagged ? 0 : t->base_self[n];
+	}
+	propagate(names, rs_h, rt_h);
+	propagate(names, rs_b, rt_b);
+	double *res_h = xcalloc(nf ? nf : 1, sizeof(double));
+	double *res_b = xcalloc(nf ? nf : 1, sizeof(double));
+	frame_totals(names, rt_h, rep, res_h);
+	frame_totals(names, rt_b, rep, res_b);
+	for (size_t f = 0; f < nf; f++) {
+		if (!is_function(names, (uint32_t)f))
+			continue;
+		int flagged = t->frame_flag[f] != 0;
+		double callee_h = res_h[f] - (flagged ? 0 : fs.self_h[f]);
+		double callee_b = res_b[f] - (flagged ? 0 : fs.self_b[f]);
+		/* Only functions that call something of weight get a total of their own. */
+		if (!(d->head_samples > 0 && callee_h / d->head_samples >= o->min_share) &&
+		    !(d->base_samples > 0 && callee_b / d->base_samples >= o->min_share))
+			continue;
+		const struct profile_frame *fr = &names->frames[f];
+		/* A test function's total is often exactly its test: judge that once. */
+		if (same_as_test(d, profile_str(names, fr->function), res_b[f], res_h[f]))
+			continue;
+		add_item(d, &items_alloc, REPORT_TOTAL, profile_str(names, fr->function),
+		         profile_str(names, fr->module), (uint32_t)f, res_b[f], res_h[f]);
+	}
+	judge(d);
+
+	memset(t->frame_flag, 0, nf ? nf : 1);
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_item *it = &d->items[i];
+		if (it->cmp.kind == REPORT_REGRESSION)
+			d->nregressed++;
+		else if (it->cmp.kind == REPORT_IMPROVEMENT)
+			d->nimproved++;
+		if (it->measure == REPORT_SELF && it->cmp.significant)
+			t->frame_flag[it->frame] = it->cmp.kind == REPORT_REGRESSION ? 1 : -1;
+	}
+	d->verdict = d->nregressed ? REPORT_REGRESSED : d->nimproved ? REPORT_IMPROVED : REPORT_OK;
+
+	/* Hottest call path of each function: its heaviest node (head side, or base when it
+	 * shrank). */
+	uint32_t *best_h = xcalloc(nf ? nf : 1, sizeof(*best_h));
+	uint32_t *best_b = xcalloc(nf ? nf : 1, sizeof(*best_b));
+	for (size_t n = 1; n < nn; n++) {
+		uint32_t f = names->nodes[n].frame;
+		if (!best_h[f] || t->head[n] > t->head[best_h[f]])
+			best_h[f] = (uint32_t)n;
+		if (!best_b[f] || t->base[n] > t->base[best_b[f]])
+			best_b[f] = (uint32_t)n;
+	}
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_item *it = &d->items[i];
+		if (it->measure == REPORT_TEST)
+			continue;
+		int use_base = it->cmp.kind == REPORT_IMPROVEMENT || !(it->cmp.head_count > 0);
+		it->path = use_base ? best_b[it->frame] : best_h[it->frame];
+	}
+	if (d->nitems)
+		qsort(d->items, d->nitems, sizeof(*d->items), item_cmp);
+
+	free(best_h);
+	free(best_b);
+	free(res_h);
+	free(res_b);
+	free(rs_h);
+	free(rs_b);
+	free(rt_h);
+	free(rt_b);
+	free(fs.self_b);
+	free(fs.self_h);
+	free(fs.total_b);
+	free(fs.total_h);
+	free(rep);
+	free(test_h);
+	free(test_b);
+	*out = d;
+}
+
+void report_diff_free(struct report_diff *d)
+{
+	if (!d)
+		return;
+	profile_free(d->tree.names);
+	free(d->tree.base);
+	free(d->tree.head);
+	free(d->tree.base_self);
+	free(d->tree.head_self);
+	free(d->tree.frame_flag);
+	free(d->tree.child_start);
+	free(d->tree.child);
+	free(d->items);
+	free(d);
+}
+
+static const struct report_tree *sort_tree;
+static int sort_by_name;
+
+static int child_cmp(const void *x, const void *y)
+{
+	const struct profile *names = sort_tree->names;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	if (!sort_by_name && sort_tree->head[a] != sort_tree->head[b])
+		return sort_tree->head[a] > sort_tree->head[b] ? -1 : 1;
+	const struct profile_frame *fa = &names->frames[names->nodes[a].frame];
+	const struct profile_frame *fb = &names->frames[names->nodes[b].frame];
+	int c = strcmp(profile_str(names, fa->function), profile_str(names, fb->function));
+	if (!c)
+		c = strcmp(profile_str(names, fa->module), profile_str(names, fb->module));
+	if (!c)
+		c = (int)fa->kind - (int)fb->kind;
+	return c ? c : (a < b ? -1 : a > b);
+}
+
+uint32_t *report_tree_children(const struct report_tree *t, uint32_t node, int by_name,
+                               size_t *n)
+{
+	size_t lo = t->child_start[node], hi = t->child_start[node + 1];
+	*n = hi - lo;
+	uint32_t *c = xmalloc(st_mult(*n ? *n : 1, sizeof(*c)));
+	memcpy(c, t->child + lo, *n * sizeof(*c));
+	sort_tree = t;
+	sort_by_name = by_name;
+	if (*n > 1)
+		qsort(c, *n, sizeof(*c), child_cmp);
+	return c;
+}

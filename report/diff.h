@@ -1,0 +1,120 @@
+/* report/diff: what changed between a baseline (one or more base runs, merged) and a head run,
+ * per test and per function (self and total CPU time), judged against a suite-wide scale
+ * factor with a count test, Benjamini-Hochberg and a minimum effect. Also the two profiles
+ * merged into one stack tree, which the flame graphs draw. docs/report.md explains the method. */
+#ifndef CP_REPORT_DIFF_H
+#define CP_REPORT_DIFF_H
+
+#include "common/profile.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct report_options {
+	double min_change; /* minimum relative change against the scale factor (0.05) */
+	double min_share;  /* minimum share of samples, on either side, to be judged (0.005) */
+	double alpha;      /* false discovery rate (Benjamini-Hochberg) */
+	size_t base_runs;  /* at most this many base runs (5) */
+};
+
+#define REPORT_MIN_CHANGE 0.05
+#define REPORT_MIN_SHARE  0.005
+#define REPORT_ALPHA      0.001
+#define REPORT_BASE_RUNS  5
+/* Run-to-run spread beyond sampling noise (alpha in var = mu + alpha mu^2, the squared CV of
+ * a function's time per run): assumed with one base run, a floor when measured on several. */
+#define REPORT_MIN_EXTRA_VARIANCE    1e-4   /* 1 % */
+#define REPORT_MIN_MEASURED_VARIANCE 2.5e-5 /* 0.5 % */
+
+void report_options_init(struct report_options *o);
+
+enum report_kind { REPORT_UNCHANGED = 0, REPORT_REGRESSION = 1, REPORT_IMPROVEMENT = 2 };
+enum report_verdict { REPORT_OK = 0, REPORT_REGRESSED = 1, REPORT_IMPROVED = 2 };
+/* What an item measures: a test's samples, a function's self samples (it was the leaf), or
+ * its total samples (anywhere on the stack, once per stack) minus the samples of functions
+ * that are flagged on their own: what is left is what its flagged callees do not explain. */
+enum report_measure { REPORT_TEST = 0, REPORT_SELF = 1, REPORT_TOTAL = 2 };
+
+/* One quantity compared between base and head. */
+struct report_cmp {
+	double base_count;   /* samples, summed over the base runs */
+	double head_count;   /* samples of the head run */
+	double base_seconds; /* CPU seconds per base run */
+	double head_seconds;
+	double base_share; /* fraction of the side's samples */
+	double head_share;
+	double expected; /* head samples if nothing changed: base per run, times the scale */
+	double change;   /* head_count / expected - 1 (INFINITY when new) */
+	double p, q;     /* p-value and BH-adjusted p-value; 1 when not tested */
+	int tested;      /* judged: share >= min_share on one side */
+	int significant; /* q <= alpha and |change| >= min_change */
+	enum report_kind kind;
+};
+
+struct report_item {
+	enum report_measure measure;
+	const char *name;   /* borrowed from diff->tree.names */
+	const char *module; /* "" for tests */
+	struct report_cmp cmp;
+	uint32_t frame; /* tree frame of the function; UINT32_MAX for tests */
+	uint32_t path;  /* tree node ending its hottest call path; 0 for tests */
+};
+
+/*
+ * The merged stack tree: names->nodes are the union of both sides' stacks (node 0 = all),
+ * frames keyed by (function, module, kind) only. Per node, samples in the subtree (total)
+ * and at the node (self): base summed over the base runs, head of the head run.
+ */
+struct report_tree {
+	struct profile *names; /* owned; its samples are unused */
+	double *base, *head;   /* per node, subtree totals */
+	double *base_self, *head_self;
+	int8_t *frame_flag; /* per frame: +1 regressed, -1 improved (self), 0 */
+	uint32_t *child_start; /* children of node n: child[child_start[n] .. child_start[n+1]) */
+	uint32_t *child;
+};
+
+struct report_diff {
+	struct report_options opts;
+	size_t base_runs;                  /* runs merged into the baseline */
+	double base_period, head_period;   /* CPU seconds per sample */
+	double base_samples, head_samples; /* base summed over runs */
+	double base_cpu, head_cpu;         /* CPU seconds; base per run */
+	double scale;                      /* suite-wide factor: head time / base time per run */
+	double scale_variance;             /* variance of log(scale), added to every test */
+	size_t scale_functions;            /* functions the scale was estimated from */
+	int scale_estimated;               /* 0: too few functions, scale = 1 */
+	double c;                          /* head samples per base sample if unchanged */
+	double extra_variance;             /* run-to-run spread used (alpha) */
+	int extra_estimated;               /* from >= 2 base runs (else the floor) */
+	struct report_item *items;         /* sorted: flagged first, biggest change first */
+	size_t nitems;
+	size_t ntested, nregressed, nimproved;
+	enum report_verdict verdict;
+	struct report_tree tree;
+};
+
+/*
+ * Compares head with base (base_nruns runs merged). base_runs (may be NULL, nruns entries)
+ * are the individual base runs, used only to estimate the run-to-run spread. *out is owned
+ * (report_diff_free). Never fails.
+ */
+void report_diff_new(struct report_diff **out, const struct profile *base, size_t base_nruns,
+                     struct profile *const *base_runs, size_t nruns, const struct profile *head,
+                     const struct report_options *o);
+void report_diff_free(struct report_diff *d);
+
+/* Seconds per sample of a profile: its period, else 1/hz, else cpu_seconds/samples. */
+double report_period(const struct profile *p);
+
+/* Children of node in the tree (owned array, free()), *n of them, ordered by name (then
+ * module) when by_name, else by head samples descending (then name). */
+uint32_t *report_tree_children(const struct report_tree *t, uint32_t node, int by_name,
+                               size_t *n);
+
+/* Short words for JSON and text. */
+const char *report_kind_name(enum report_kind k);
+const char *report_verdict_name(enum report_verdict v);
+const char *report_measure_name(enum report_measure m);
+
+#endif

@@ -1,0 +1,24 @@
+/* Shared between report/'s renderers; not part of the library's interface. */
+#ifndef CP_REPORT_INTERNAL_H
+#define CP_REPORT_INTERNAL_H
+
+#include "report/report.h"
+
+/* The Markdown document; with html_tables its tables are raw HTML blocks (for cmark, which
+ * knows no GFM tables), otherwise GFM pipe tables. */
+int report_markdown_doc(const struct report *r, struct strbuf *out, size_t limit,
+                        int html_tables);
+
+/* The SVG flame graph; standalone adds the XML declaration (a file), else it is for inline
+ * use in HTML. */
+int report_svg_doc(const struct report *r, struct strbuf *out, int standalone);
+
+/* The first 10 hex digits of a commit, or "" when it is not hex (never trusted as is). */
+void report_short_commit(char out[11], const char *commit);
+
+/* A node's name in the tree, and its change against the base: head / expected - 1, INFINITY
+ * when new, -1 when gone. */
+const char *report_node_name(const struct report_diff *d, uint32_t node);
+double report_node_change(const struct report_diff *d, uint32_t node);
+
+#endif

@@ -1,0 +1,147 @@
+/* The report for machines (DESIGN.md's stable shape): {"verdict", "head", "base", "tests",
+ * "functions", ...}; fields may be added, never renamed. Numbers that are not finite (a new
+ * function's change) are null. Names are made valid UTF-8; jansson escapes the rest. */
+#include "report/internal.h"
+#include "common/error.h"
+#include "common/xalloc.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jstr(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	report_escape(&sb, s, REPORT_ESC_UTF8, 0);
+	json_t *j = json_stringn(sb.buf, sb.len);
+	strbuf_release(&sb);
+	return j ? j : json_string("");
+}
+
+static json_t *cmp_json(const struct report_item *it, const struct report_diff *d)
+{
+	const struct report_cmp *c = &it->cmp;
+	json_t *o = json_object();
+	json_object_set_new(o, "name", jstr(it->name));
+	if (it->measure != REPORT_TEST) {
+		json_object_set_new(o, "module", jstr(it->module));
+		json_object_set_new(o, "measure", json_string(report_measure_name(it->measure)));
+	}
+	json_object_set_new(o, "base_share", jnum(c->base_share));
+	json_object_set_new(o, "head_share", jnum(c->head_share));
+	json_object_set_new(o, "delta", jnum(c->change));
+	json_object_set_new(o, "p_value", jnum(c->p));
+	json_object_set_new(o, "q_value", jnum(c->q));
+	json_object_set_new(o, "significant", json_boolean(c->significant));
+	json_object_set_new(o, "kind", json_string(report_kind_name(c->kind)));
+	json_object_set_new(o, "tested", json_boolean(c->tested));
+	json_object_set_new(o, "base_seconds", jnum(c->base_seconds));
+	json_object_set_new(o, "head_seconds", jnum(c->head_seconds));
+	json_object_set_new(o, "base_samples", jnum(c->base_count));
+	json_object_set_new(o, "head_samples", jnum(c->head_count));
+	json_object_set_new(o, "expected_samples", jnum(c->expected));
+	json_object_set_new(o, "new", json_boolean(isinf(c->change)));
+	json_object_set_new(o, "gone", json_boolean(!(c->head_count > 0) && c->base_count > 0));
+	if (it->path) {
+		const struct profile *names = d->tree.names;
+		json_t *path = json_array();
+		size_t depth = profile_node_depth(names, it->path);
+		json_t **tmp = xcalloc(depth ? depth : 1, sizeof(*tmp));
+		size_t i = depth;
+		for (uint32_t n = it->path; n && i > 0; n = names->nodes[n].parent)
+			tmp[--i] = jstr(report_node_name(d, n));
+		for (i = 0; i < depth; i++)
+			json_array_append_new(path, tmp[i]);
+		free(tmp);
+		json_object_set_new(o, "path", path);
+	}
+	return o;
+}
+
+int report_json(const struct report *r, struct strbuf *out)
+{
+	const struct report_diff *d = r->diff;
+	json_t *root = json_object();
+	json_object_set_new(root, "verdict",
+	                    json_string(d ? report_verdict_name(d->verdict) : "ok"));
+	json_object_set_new(root, "head", json_integer((json_int_t)r->head->id));
+	json_t *base = json_array();
+	for (size_t i = 0; i < r->base->n; i++)
+		json_array_append_new(base, json_integer((json_int_t)r->base->ids[i]));
+	json_object_set_new(root, "base", base);
+	json_object_set_new(root, "head_commit", jstr(r->head->commit));
+	json_object_set_new(root, "head_branch", jstr(r->head->branch));
+	json_object_set_new(root, "base_ref", jstr(r->base->ref));
+	json_object_set_new(root, "base_commit", jstr(r->base->commit));
+	json_object_set_new(root, "baseline", d ? jstr(r->base->rule) : json_null());
+	json_object_set_new(root, "no_baseline", json_boolean(!d));
+	if (!d)
+		json_object_set_new(root, "message", jstr(r->base->none));
+	json_t *tests = json_array(), *funcs = json_array();
+	if (d) {
+		json_t *scale = json_object();
+		json_object_set_new(scale, "factor", jnum(d->scale));
+		json_object_set_new(scale, "functions", json_integer((json_int_t)d->scale_functions));
+		json_object_set_new(scale, "estimated", json_boolean(d->scale_estimated));
+		const char *shift = "none";
+		if (d->scale_estimated && fabs(d->scale - 1) >= d->opts.min_change)
+			shift = d->scale > 1 ? "slower" : "faster";
+		json_object_set_new(scale, "shift", json_string(shift));
+		json_object_set_new(root, "scale", scale);
+		json_t *sum = json_object();
+		json_object_set_new(sum, "base_runs", json_integer((json_int_t)d->base_runs));
+		json_object_set_new(sum, "base_cpu_seconds", jnum(d->base_cpu));
+		json_object_set_new(sum, "head_cpu_seconds", jnum(d->head_cpu));
+		json_object_set_new(sum, "base_samples", jnum(d->base_samples));
+		json_object_set_new(sum, "head_samples", jnum(d->head_samples));
+		json_object_set_new(sum, "comparisons", json_integer((json_int_t)d->ntested));
+		json_object_set_new(sum, "regressions", json_integer((json_int_t)d->nregressed));
+		json_object_set_new(sum, "improvements", json_integer((json_int_t)d->nimproved));
+		json_object_set_new(sum, "run_to_run_cv", jnum(sqrt(d->extra_variance)));
+		json_object_set_new(sum, "spread_measured", json_boolean(d->extra_estimated));
+		json_object_set_new(root, "summary", sum);
+		json_t *opts = json_object();
+		json_object_set_new(opts, "min_change", jnum(d->opts.min_change));
+		json_object_set_new(opts, "min_share", jnum(d->opts.min_share));
+		json_object_set_new(opts, "alpha", jnum(d->opts.alpha));
+		json_object_set_new(root, "options", opts);
+		for (size_t i = 0; i < d->nitems; i++) {
+			const struct report_item *it = &d->items[i];
+			/* Functions below the minimum share are left out unless flagged. */
+			if (!it->cmp.tested && it->measure != REPORT_TEST)
+				continue;
+			json_array_append_new(it->measure == REPORT_TEST ? tests : funcs,
+			                      cmp_json(it, d));
+		}
+	}
+	json_object_set_new(root, "tests", tests);
+	json_object_set_new(root, "functions", funcs);
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (!text)
+		return cp_error("cannot encode the report as JSON");
+	strbuf_addstr(out, text);
+	strbuf_addch(out, '\n');
+	free(text);
+	return 0;
+}
+
+int report_render(const struct report *r, enum report_format f, struct strbuf *out)
+{
+	switch (f) {
+	case REPORT_FORMAT_MD:
+		return report_markdown(r, out, REPORT_MD_LIMIT);
+	case REPORT_FORMAT_HTML:
+		return report_html(r, out);
+	case REPORT_FORMAT_SVG:
+		return report_svg(r, out);
+	case REPORT_FORMAT_JSON:
+		return report_json(r, out);
+	}
+	return cp_error("unknown report format");
+}

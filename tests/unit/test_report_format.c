@@ -1,0 +1,691 @@
+/* report/'s renderers: the Markdown layout against golden files, escaping of hostile names in
+ * every format (Markdown, HTML, SVG, JSON), the 65,536-character limit, and determinism.
+ *
+ * Golden files live in tests/unit/data/report/. After an intended layout change, regenerate
+ * them and review the diff:
+ *     CIPROF_UPDATE_GOLDEN=1 build/tests/test_report_format && git diff tests/unit/data/report
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/strbuf.h"
+#include "report/report.h"
+
+#include <cmark.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- fixed inputs --- */
+
+struct stack_count {
+	const char *test;
+	const char *stack; /* "proc;f;g" */
+	uint64_t count;
+};
+
+static struct profile *build(const struct stack_count *sc, size_t n, int hz)
+{
+	struct profile *p = profile_new();
+	for (size_t i = 0; i < n; i++) {
+		uint32_t node = 0;
+		const char *s = sc[i].stack;
+		int first = 1;
+		while (*s) {
+			const char *e = strchr(s, ';');
+			size_t len = e ? (size_t)(e - s) : strlen(s);
+			struct profile_frame f = {
+			        .function = profile_intern_len(p, s, len),
+			        .module = profile_intern(p, first ? "" : "demo"),
+			        .kind = first ? PROFILE_FRAME_PROCESS : PROFILE_FRAME_FUNCTION};
+			node = profile_node(p, node, profile_frame(p, &f));
+			first = 0;
+			s += len + (e ? 1 : 0);
+		}
+		profile_add(p, profile_intern(p, sc[i].test), node, sc[i].count);
+	}
+	p->stats.hz = hz;
+	p->stats.period_ns = (uint64_t)(1e9 / hz + 0.5);
+	p->stats.samples = profile_total(p, NULL);
+	p->stats.cpu_seconds = (double)p->stats.samples * (double)p->stats.period_ns / 1e9;
+	return p;
+}
+
+/* A small suite: compute_hash got ~30 % slower, parse_line ~25 % faster, the rest is the
+ * same give or take a sample. */
+static const struct stack_count base_a[] = {
+        {"test_parse", "demo;main;test_parse;parse_line", 2000},
+        {"test_parse", "demo;main;test_parse;parse_line;read_token", 1500},
+        {"test_hash", "demo;main;test_hash;compute_hash", 3000},
+        {"test_hash", "demo;main;test_hash;compute_hash;mix64", 1000},
+        {"test_sort", "demo;main;test_sort;sort_items", 2500},
+        {"test_sort", "demo;main;test_sort;sort_items;compare_items", 1200},
+        {"", "demo;main;setup", 400},
+        {"", "demo;main;teardown", 300},
+};
+static const struct stack_count base_b[] = {
+        {"test_parse", "demo;main;test_parse;parse_line", 2040},
+        {"test_parse", "demo;main;test_parse;parse_line;read_token", 1480},
+        {"test_hash", "demo;main;test_hash;compute_hash", 2960},
+        {"test_hash", "demo;main;test_hash;compute_hash;mix64", 1010},
+        {"test_sort", "demo;main;test_sort;sort_items", 2530},
+        {"test_sort", "demo;main;test_sort;sort_items;compare_items", 1190},
+        {"", "demo;main;setup", 410},
+        {"", "demo;main;teardown", 290},
+};
+static const struct stack_count head_c[] = {
+        {"test_parse", "demo;main;test_parse;parse_line", 1500},
+        {"test_parse", "demo;main;test_parse;parse_line;read_token", 1510},
+        {"test_hash", "demo;main;test_hash;compute_hash", 3900},
+        {"test_hash", "demo;main;test_hash;compute_hash;mix64", 1005},
+        {"test_sort", "demo;main;test_sort;sort_items", 2510},
+        {"test_sort", "demo;main;test_sort;sort_items;compare_items", 1210},
+        {"", "demo;main;setup", 405},
+        {"", "demo;main;teardown", 295},
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+struct fixture {
+	struct profile *runs[2], *merged, *head;
+	struct run_meta meta;
+	struct report_baseline base;
+	struct report_diff *diff;
+	struct report rep;
+};
+
+static void fixture_init(struct fixture *fx, const struct stack_count *h, size_t nh,
+                         const char *branch)
+{
+	fx->runs[0] = build(base_a, N(base_a), 999);
+	fx->runs[1] = build(base_b, N(base_b), 999);
+	fx->merged = profile_new();
+	for (int i = 0; i < 2; i++) {
+		profile_merge(fx->merged, fx->runs[i]);
+		fx->merged->stats.samples += fx->runs[i]->stats.samples;
+		fx->merged->stats.cpu_seconds += fx->runs[i]->stats.cpu_seconds;
+	}
+	fx->merged->stats.hz = 999;
+	fx->merged->stats.period_ns = fx->runs[0]->stats.period_ns;
+	fx->head = build(h, nh, 999);
+	run_meta_init(&fx->meta);
+	fx->meta.id = 12;
+	run_meta_set(&fx->meta.commit, "0123456789abcdef0123456789abcdef01234567");
+	run_meta_set(&fx->meta.branch, branch);
+	report_baseline_init(&fx->base);
+	fx->base.n = 2;
+	fx->base.ids = malloc(2 * sizeof(int64_t));
+	fx->base.ids[0] = 9;
+	fx->base.ids[1] = 10;
+	free(fx->base.commit);
+	fx->base.commit = strdup("fedcba9876543210fedcba9876543210fedcba98");
+	free(fx->base.rule);
+	fx->base.rule = strdup("2 runs of main at the merge-base fedcba9876");
+	free(fx->base.ref);
+	fx->base.ref = strdup("main");
+	struct report_options o;
+	report_options_init(&o);
+	report_diff_new(&fx->diff, fx->merged, 2, fx->runs, 2, fx->head, &o);
+	fx->rep = (struct report){&fx->meta, &fx->base, fx->diff};
+}
+
+static void fixture_release(struct fixture *fx)
+{
+	report_diff_free(fx->diff);
+	report_baseline_release(&fx->base);
+	run_meta_release(&fx->meta);
+	profile_free(fx->runs[0]);
+	profile_free(fx->runs[1]);
+	profile_free(fx->merged);
+	profile_free(fx->head);
+}
+
+/* Compares text with the golden file, or rewrites it when CIPROF_UPDATE_GOLDEN is set. */
+static void check_golden(const char *name, const struct strbuf *text)
+{
+	/* Next to this source file: tests/unit/data/report/NAME. */
+	char path[1024];
+	const char *slash = strrchr(__FILE__, '/');
+	int dir = slash ? (int)(slash - __FILE__) : 1;
+	snprintf(path, sizeof(path), "%.*s/data/report/%s", dir, slash ? __FILE__ : ".", name);
+	if (getenv("CIPROF_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "wb");
+		assert_non_null(f);
+		fwrite(text->buf, 1, text->len, f);
+		fclose(f);
+		print_message("rewrote %s\n", path);
+		return;
+	}
+	struct strbuf want = STRBUF_INIT;
+	if (strbuf_read_file(&want, path) < 0)
+		fail_msg("cannot read golden file %s (regenerate: see the top of this file)", path);
+	if (want.len != text->len || memcmp(want.buf, text->buf, text->len)) {
+		/* Show the first differing line. */
+		size_t i = 0, line = 1;
+		while (i < want.len && i < text->len && want.buf[i] == text->buf[i]) {
+			if (want.buf[i] == '\n')
+				line++;
+			i++;
+		}
+		print_message("golden %s differs at line %zu; got:\n%s\n", name, line, text->buf);
+		fail_msg("%s does not match (regenerate: see the top of this file)", name);
+	}
+	strbuf_release(&want);
+}
+
+/* --- golden Markdown --- */
+
+static void test_markdown_golden(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fixture_init(&fx, head_c, N(head_c), "feature/faster-parse");
+	assert_int_equal(fx.diff->verdict, REPORT_REGRESSED);
+	struct strbuf md = STRBUF_INIT;
+	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_true(!strncmp(md.buf, REPORT_MARKER "\n", strlen(REPORT_MARKER) + 1));
+	check_golden("basic.md", &md);
+	/* The same input renders byte for byte the same. */
+	struct strbuf again = STRBUF_INIT;
+	report_markdown(&fx.rep, &again, REPORT_MD_LIMIT);
+	assert_string_equal(md.buf, again.buf);
+	strbuf_release(&again);
+	strbuf_release(&md);
+	fixture_release(&fx);
+}
+
+static void test_markdown_no_baseline(void **state)
+{
+	(void)state;
+	struct run_meta m;
+	run_meta_init(&m);
+	m.id = 3;
+	run_meta_set(&m.commit, "abcdef0123456789abcdef0123456789abcdef01");
+	struct report_baseline b;
+	report_baseline_init(&b);
+	free(b.none);
+	b.none = strdup("no run, branch or commit named main in the database: profile the base "
+	                "branch with 'ciprof run' first, or name a baseline with --base");
+	struct report r = {&m, &b, NULL};
+	struct strbuf out = STRBUF_INIT;
+	assert_int_equal(report_markdown(&r, &out, REPORT_MD_LIMIT), 0);
+	check_golden("no-baseline.md", &out);
+	/* Every format says so. */
+	strbuf_reset(&out);
+	assert_int_equal(report_json(&r, &out), 0);
+	json_error_t err;
+	json_t *j = json_loads(out.buf, 0, &err);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "ok");
+	assert_true(json_is_true(json_object_get(j, "no_baseline")));
+	assert_non_null(strstr(json_string_value(json_object_get(j, "message")), "no run"));
+	json_decref(j);
+	strbuf_reset(&out);
+	assert_int_equal(report_html(&r, &out), 0);
+	assert_non_null(strstr(out.buf, "no baseline"));
+	strbuf_reset(&out);
+	assert_int_equal(report_svg(&r, &out), 0);
+	assert_non_null(strstr(out.buf, "no baseline"));
+	strbuf_release(&out);
+	report_baseline_release(&b);
+	run_meta_release(&m);
+}
+
+/* --- the escaping function --- */
+
+static char *esc(const char *s, enum report_esc how, size_t max)
+{
+	struct strbuf sb = STRBUF_INIT;
+	report_escape(&sb, s, how, max);
+	return strbuf_detach(&sb, NULL);
+}
+
+#define CHECK_ESC(in, how, max, want)                                                              \
+	do {                                                                                       \
+		char *got_ = esc(in, how, max);                                                    \
+		assert_string_equal(got_, want);                                                   \
+		free(got_);                                                                        \
+	} while (0)
+
+static void test_escape(void **state)
+{
+	(void)state;
+	CHECK_ESC("<script>alert(1)</script>", REPORT_ESC_MD, 0,
+	          "&#60;script&#62;alert(1)&#60;/script&#62;");
+	CHECK_ESC("<script>alert(1)</script>", REPORT_ESC_XML, 0,
+	          "&lt;script&gt;alert(1)&lt;/script&gt;");
+	CHECK_ESC("a|b", REPORT_ESC_MD, 0, "a&#124;b");
+	CHECK_ESC("``x``", REPORT_ESC_MD, 0, "&#96;&#96;x&#96;&#96;");
+	CHECK_ESC("[x](javascript:alert(1))", REPORT_ESC_MD, 0,
+	          "&#91;x&#93;(javascript:alert(1))");
+	CHECK_ESC("*a*_b_~c~\\", REPORT_ESC_MD, 0, "&#42;a&#42;&#95;b&#95;&#126;c&#126;&#92;");
+	CHECK_ESC("&amp; \"q\" 'a'", REPORT_ESC_MD, 0, "&#38;amp; &#34;q&#34; &#39;a&#39;");
+	CHECK_ESC("&amp; \"q\" 'a'", REPORT_ESC_XML, 0, "&amp;amp; &quot;q&quot; &#39;a&#39;");
+	CHECK_ESC("#1 @user $x$ !", REPORT_ESC_MD, 0, "&#35;1 &#64;user &#36;x&#36; &#33;");
+	/* Newlines and other controls become visible pictures, in every mode but UTF8. */
+	CHECK_ESC("line1\nline2\r\t", REPORT_ESC_TEXT, 0, "line1\xe2\x90\x8aline2\xe2\x90\x8d\xe2\x90\x89");
+	CHECK_ESC("line1\nline2", REPORT_ESC_MD, 0, "line1\xe2\x90\x8aline2");
+	CHECK_ESC("line1\nline2", REPORT_ESC_UTF8, 0, "line1\nline2");
+	/* Invalid UTF-8 becomes U+FFFD; valid multibyte text passes. */
+	CHECK_ESC("a\xff" "b\xc3(", REPORT_ESC_UTF8, 0, "a\xef\xbf\xbd" "b\xef\xbf\xbd(");
+	CHECK_ESC("caf\xc3\xa9 \xe2\x86\x92", REPORT_ESC_MD, 0, "caf\xc3\xa9 \xe2\x86\x92");
+	/* Overlong and surrogate encodings are invalid. */
+	CHECK_ESC("\xc0\xaf\xed\xa0\x80", REPORT_ESC_UTF8, 0,
+	          "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	/* Bidi overrides (Trojan Source) are neutralised. */
+	CHECK_ESC("ab\xe2\x80\xae" "cd", REPORT_ESC_TEXT, 0, "ab\xef\xbf\xbd" "cd");
+	/* Cutting counts characters and ends with an ellipsis. */
+	CHECK_ESC("abcdefgh", REPORT_ESC_TEXT, 5, "abcd\xe2\x80\xa6");
+	CHECK_ESC("abcde", REPORT_ESC_TEXT, 5, "abcde");
+	CHECK_ESC("\xc3\xa9\xc3\xa9\xc3\xa9", REPORT_ESC_TEXT, 2, "\xc3\xa9\xe2\x80\xa6");
+	CHECK_ESC("a<b", REPORT_ESC_XML, 2, "a\xe2\x80\xa6");
+	/* C++ names stay readable. */
+	CHECK_ESC("ns::f(int, char const*)", REPORT_ESC_MD, 0, "ns::f(int, char const&#42;)");
+}
+
+/* --- hostile names in every format --- */
+
+static const char *const hostile[] = {
+        "<script>alert(1)</script>",
+        "a|b",
+        "``x``",
+        "[x](javascript:alert(1))",
+        "line1\nline2",
+        "<img src=x onerror=alert(1)>",
+        "**bold** _it_ ~~s~~",
+        "bad\xff\xfeutf8",
+        "</code></td></tr></table><script>x</script>",
+        "-->\n<!-- ciprof-report -->",
+        "fence````````break",
+};
+
+/* Base: each hostile name as a function and a test with 1000 samples; head: 2000 (grew), so
+ * each is flagged and shows up in tables, lists, paths and flame graphs. Most of the suite
+ * (STEADY functions) does not change. */
+#define STEADY 30
+static void hostile_fixture(struct fixture *fx)
+{
+	size_t n = N(hostile), all = n + STEADY;
+	struct stack_count *b = calloc(all, sizeof(*b)), *h = calloc(all, sizeof(*h));
+	char **stacks = calloc(all, sizeof(*stacks));
+	for (size_t i = 0; i < all; i++) {
+		/* ';' separates frames in the builder: the names hold none. */
+		stacks[i] = malloc(i < n ? strlen(hostile[i]) + 64 : 64);
+		if (i < n) {
+			sprintf(stacks[i], "demo;main;%s", hostile[i]);
+			b[i] = (struct stack_count){hostile[i], stacks[i], 1000};
+			h[i] = (struct stack_count){hostile[i], stacks[i], 2000};
+		} else {
+			sprintf(stacks[i], "demo;main;steady_%02zu", i - n);
+			b[i] = h[i] = (struct stack_count){"", stacks[i], 2000};
+		}
+	}
+	fx->runs[0] = build(b, all, 999);
+	fx->runs[1] = build(b, all, 999);
+	fx->merged = profile_new();
+	for (int i = 0; i < 2; i++) {
+		profile_merge(fx->merged, fx->runs[i]);
+		fx->merged->stats.samples += fx->runs[i]->stats.samples;
+		fx->merged->stats.cpu_seconds += fx->runs[i]->stats.cpu_seconds;
+	}
+	fx->merged->stats.hz = 999;
+	fx->merged->stats.period_ns = fx->runs[0]->stats.period_ns;
+	fx->head = build(h, all, 999);
+	run_meta_init(&fx->meta);
+	fx->meta.id = 7;
+	run_meta_set(&fx->meta.commit, "<b>not-hex</b>");
+	run_meta_set(&fx->meta.branch, "<img src=x onerror=alert(2)>|`");
+	report_baseline_init(&fx->base);
+	fx->base.n = 2;
+	fx->base.ids = malloc(2 * sizeof(int64_t));
+	fx->base.ids[0] = 1;
+	fx->base.ids[1] = 2;
+	free(fx->base.rule);
+	fx->base.rule = strdup("2 runs of <script>alert(3)</script> at the merge-base");
+	struct report_options o;
+	report_options_init(&o);
+	report_diff_new(&fx->diff, fx->merged, 2, fx->runs, 2, fx->head, &o);
+	fx->rep = (struct report){&fx->meta, &fx->base, fx->diff};
+	for (size_t i = 0; i < all; i++)
+		free(stacks[i]);
+	free(stacks);
+	free(b);
+	free(h);
+}
+
+/* Whether s holds any of the raw markup the hostile names carry. */
+static void assert_no_markup(const char *what, const char *s)
+{
+	static const char *const bad[] = {"<script", "<img", "onerror=alert(1)>", "href=",
+	                                  "</table><script", NULL};
+	for (const char *const *b = bad; *b; b++)
+		if (strstr(s, *b))
+			fail_msg("%s holds raw '%s'", what, *b);
+}
+
+static int valid_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		size_t len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
+		                                                : (*p & 0xf8) == 0xf0 ? 4 : 0;
+		if (!len)
+			return 0;
+		for (size_t i = 1; i < len; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return 0;
+		p += len;
+	}
+	return 1;
+}
+
+static void test_hostile_markdown(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	hostile_fixture(&fx);
+	size_t flagged = 0;
+	for (size_t i = 0; i < fx.diff->nitems; i++)
+		flagged += fx.diff->items[i].measure == REPORT_SELF && fx.diff->items[i].cmp.significant;
+	assert_int_equal(flagged, N(hostile));
+	struct strbuf md = STRBUF_INIT;
+	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_true(valid_utf8(md.buf));
+	/* Split off the text flame graph's fenced code block: names are literal text there,
+	 * which is safe as long as nothing inside can close the fence early. */
+	char *open = strstr(md.buf, "\n```");
+	assert_non_null(open);
+	size_t flen = strspn(open + 1, "`");
+	assert_true(flen > 8); /* longer than the run of 8 in "fence````````break" */
+	char *close = strstr(open + 1 + flen, "\n");
+	for (char *line = close + 1;; line = strchr(line, '\n') + 1) {
+		size_t run = strspn(line, "`");
+		if (run) {
+			assert_int_equal(run, flen); /* the closing fence, and only it */
+			close = line;
+			break;
+		}
+	}
+	*open = '\0';
+	assert_no_markup("markdown", md.buf);
+	assert_no_markup("markdown after the code block", close + flen);
+	*open = '\n';
+	/* The marker is the first line, and (outside the code block, where a name may spell
+	 * it as plain text) the only one. */
+	assert_true(!strncmp(md.buf, REPORT_MARKER "\n", strlen(REPORT_MARKER) + 1));
+	*open = '\0';
+	assert_null(strstr(md.buf + 1, REPORT_MARKER));
+	assert_null(strstr(close, REPORT_MARKER));
+	*open = '\n';
+	/* Every table row has exactly its 5 columns (6 pipes): no name split a row. */
+	size_t rows = 0;
+	for (char *line = md.buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		if (len && line[0] == '|') {
+			size_t pipes = 0;
+			for (size_t i = 0; i < len; i++)
+				pipes += line[i] == '|';
+			assert_int_equal(pipes, 6);
+			rows++;
+		}
+		/* No line starts with a name's text: newlines in names were escaped. */
+		assert_false(!strncmp(line, "line2", 5));
+		assert_false(!strncmp(line, "<!--", 4) && line != md.buf);
+		line = nl ? nl + 1 : NULL;
+	}
+	assert_true(rows >= N(hostile) + 2);
+	/* Outside the flame graph's code block, names use entities: no backtick, no bracket. */
+	const char *fence = strstr(md.buf, "\n```");
+	assert_non_null(fence);
+	for (const char *p = md.buf; p < fence; p++)
+		assert_true(*p != '`' && *p != '[');
+	/* Rendered as CommonMark, nothing becomes a tag, a link or an image. */
+	char *html = cmark_markdown_to_html(md.buf, md.len, CMARK_OPT_DEFAULT);
+	assert_no_markup("markdown rendered by cmark", html);
+	assert_null(strstr(html, "<a "));
+	free(html);
+	strbuf_release(&md);
+	fixture_release(&fx);
+}
+
+static void test_hostile_html(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	hostile_fixture(&fx);
+	struct strbuf html = STRBUF_INIT;
+	assert_int_equal(report_html(&fx.rep, &html), 0);
+	assert_no_markup("html", html.buf);
+	assert_true(valid_utf8(html.buf));
+	assert_non_null(strstr(html.buf, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+	assert_non_null(strstr(html.buf, "Content-Security-Policy"));
+	/* Tables came through as tables, the flame graph inline. */
+	assert_non_null(strstr(html.buf, "<table>"));
+	assert_non_null(strstr(html.buf, "<svg xmlns="));
+	assert_null(strstr(html.buf, "raw HTML omitted"));
+	strbuf_release(&html);
+	fixture_release(&fx);
+}
+
+static void test_hostile_svg(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	hostile_fixture(&fx);
+	struct strbuf svg = STRBUF_INIT;
+	assert_int_equal(report_svg(&fx.rep, &svg), 0);
+	assert_no_markup("svg", svg.buf);
+	assert_true(valid_utf8(svg.buf));
+	assert_non_null(strstr(svg.buf, "<title>&lt;script&gt;alert(1)&lt;/script&gt;"));
+	/* No raw control characters but newlines (XML forbids most of them). */
+	for (const char *p = svg.buf; *p; p++)
+		assert_true((unsigned char)*p >= 0x20 || *p == '\n');
+	/* Tags balance: every <g> closed. */
+	size_t open = 0, close = 0;
+	for (const char *p = svg.buf; (p = strstr(p, "<g>")); p++)
+		open++;
+	for (const char *p = svg.buf; (p = strstr(p, "</g>")); p++)
+		close++;
+	assert_int_equal(open, close);
+	assert_true(open >= N(hostile) + 3);
+	strbuf_release(&svg);
+	fixture_release(&fx);
+}
+
+static void test_hostile_json(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	hostile_fixture(&fx);
+	struct strbuf js = STRBUF_INIT;
+	assert_int_equal(report_json(&fx.rep, &js), 0);
+	json_error_t err;
+	json_t *j = json_loads(js.buf, 0, &err);
+	if (!j)
+		fail_msg("JSON does not parse: %s at line %d", err.text, err.line);
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "regression");
+	json_t *funcs = json_object_get(j, "functions");
+	/* Valid names come back exactly; the invalid UTF-8 one with U+FFFD. */
+	for (size_t k = 0; k < N(hostile); k++) {
+		int found = 0;
+		const char *want = hostile[k];
+		char *fixed = esc(want, REPORT_ESC_UTF8, 0);
+		for (size_t i = 0; i < json_array_size(funcs); i++) {
+			const char *name =
+			        json_string_value(json_object_get(json_array_get(funcs, i), "name"));
+			found |= !strcmp(name, fixed);
+		}
+		if (!found)
+			fail_msg("function %zu not found by its name in the JSON", k);
+		free(fixed);
+	}
+	json_decref(j);
+	strbuf_release(&js);
+	fixture_release(&fx);
+}
+
+static void test_json_shape(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fixture_init(&fx, head_c, N(head_c), "feature/x");
+	struct strbuf js = STRBUF_INIT;
+	assert_int_equal(report_json(&fx.rep, &js), 0);
+	json_error_t err;
+	json_t *j = json_loads(js.buf, 0, &err);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "regression");
+	assert_int_equal(json_integer_value(json_object_get(j, "head")), 12);
+	json_t *base = json_object_get(j, "base");
+	assert_int_equal(json_array_size(base), 2);
+	assert_int_equal(json_integer_value(json_array_get(base, 0)), 9);
+	assert_true(json_is_array(json_object_get(j, "tests")));
+	json_t *funcs = json_object_get(j, "functions");
+	assert_true(json_array_size(funcs) > 3);
+	/* The first function is the top regression: compute_hash, self. */
+	json_t *top = json_array_get(funcs, 0);
+	assert_string_equal(json_string_value(json_object_get(top, "name")), "compute_hash");
+	assert_string_equal(json_string_value(json_object_get(top, "kind")), "regression");
+	assert_true(json_is_true(json_object_get(top, "significant")));
+	static const char *const keys[] = {"name", "base_share", "head_share", "delta",
+	                                   "p_value", "significant", "kind", NULL};
+	for (size_t i = 0; i < json_array_size(funcs); i++) {
+		json_t *f = json_array_get(funcs, i);
+		for (const char *const *k = keys; *k; k++)
+			if (!json_object_get(f, *k))
+				fail_msg("function %zu lacks \"%s\"", i, *k);
+		const char *kind = json_string_value(json_object_get(f, "kind"));
+		assert_true(!strcmp(kind, "regression") || !strcmp(kind, "improvement") ||
+		            !strcmp(kind, "unchanged"));
+	}
+	/* parse_line got faster on its own; read_token (its callee) did not change. */
+	int parse_faster = 0;
+	for (size_t i = 0; i < json_array_size(funcs); i++) {
+		json_t *f = json_array_get(funcs, i);
+		const char *name = json_string_value(json_object_get(f, "name"));
+		const char *kind = json_string_value(json_object_get(f, "kind"));
+		const char *measure = json_string_value(json_object_get(f, "measure"));
+		if (!strcmp(name, "parse_line") && !strcmp(measure, "self"))
+			parse_faster = !strcmp(kind, "improvement");
+		if (!strcmp(name, "read_token") || !strcmp(name, "sort_items") ||
+		    !strcmp(name, "main"))
+			assert_string_equal(kind, "unchanged");
+	}
+	assert_true(parse_faster);
+	json_t *scale = json_object_get(j, "scale");
+	assert_true(json_real_value(json_object_get(scale, "factor")) > 0.97);
+	assert_true(json_real_value(json_object_get(scale, "factor")) < 1.03);
+	json_decref(j);
+	strbuf_release(&js);
+	fixture_release(&fx);
+}
+
+static void test_svg_layout(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fixture_init(&fx, head_c, N(head_c), "feature/x");
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	report_svg(&fx.rep, &a);
+	report_svg(&fx.rep, &b);
+	assert_string_equal(a.buf, b.buf); /* deterministic */
+	assert_true(!strncmp(a.buf, "<?xml version=\"1.0\"", 19));
+	/* The root spans the width; compute_hash grew: red; parse_line shrank: blue. */
+	assert_non_null(strstr(a.buf, "width=\"1180.0\""));
+	const char *ch = strstr(a.buf, "<title>compute_hash [demo]");
+	assert_non_null(ch);
+	const char *fill = strstr(ch, "fill=\"#");
+	assert_non_null(fill);
+	unsigned r, g, bl;
+	assert_int_equal(sscanf(fill, "fill=\"#%2x%2x%2x\"", &r, &g, &bl), 3);
+	assert_true(r > g && r > bl);
+	const char *pl = strstr(a.buf, "<title>parse_line [demo]");
+	assert_non_null(pl);
+	fill = strstr(pl, "fill=\"#");
+	assert_int_equal(sscanf(fill, "fill=\"#%2x%2x%2x\"", &r, &g, &bl), 3);
+	assert_true(bl > r);
+	/* Flagged frames are outlined; the tooltip has base, head and change. */
+	assert_non_null(strstr(ch, "stroke="));
+	assert_non_null(strstr(ch, "\nbase: "));
+	assert_non_null(strstr(ch, "\nchange: +"));
+	strbuf_release(&a);
+	strbuf_release(&b);
+	fixture_release(&fx);
+}
+
+static void test_markdown_limit(void **state)
+{
+	(void)state;
+	/* 3000 functions with 300-character names in 3000 tests, every fifth doubled or
+	 * halved: far over 65,536 characters in full. */
+	size_t n = 3000;
+	struct stack_count *b = calloc(n, sizeof(*b)), *h = calloc(n, sizeof(*h));
+	char **stacks = calloc(n, sizeof(*stacks));
+	for (size_t i = 0; i < n; i++) {
+		stacks[i] = malloc(400);
+		int len = sprintf(stacks[i], "demo;main;fn_%04zu_", i);
+		memset(stacks[i] + len, '_', 300);
+		stacks[i][len + 300] = '\0';
+		b[i] = (struct stack_count){stacks[i] + 10, stacks[i], 1000};
+		h[i] = (struct stack_count){stacks[i] + 10, stacks[i],
+		                            i % 5 ? 1000 : i % 10 ? 2000 : 500};
+	}
+	struct fixture fx;
+	fx.runs[0] = build(b, n, 999);
+	fx.runs[1] = build(b, n, 999);
+	fx.merged = profile_new();
+	for (int i = 0; i < 2; i++) {
+		profile_merge(fx.merged, fx.runs[i]);
+		fx.merged->stats.samples += fx.runs[i]->stats.samples;
+		fx.merged->stats.cpu_seconds += fx.runs[i]->stats.cpu_seconds;
+	}
+	fx.merged->stats.period_ns = fx.runs[0]->stats.period_ns;
+	fx.head = build(h, n, 999);
+	run_meta_init(&fx.meta);
+	report_baseline_init(&fx.base);
+	struct report_options o;
+	report_options_init(&o);
+	o.min_share = 0; /* judge every function */
+	report_diff_new(&fx.diff, fx.merged, 2, fx.runs, 2, fx.head, &o);
+	fx.rep = (struct report){&fx.meta, &fx.base, fx.diff};
+	struct strbuf md = STRBUF_INIT;
+	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	print_message("3000 flagged functions: %zu characters of Markdown\n", md.len);
+	assert_true(md.len <= REPORT_MD_LIMIT);
+	assert_non_null(strstr(md.buf, "Shortened to fit a comment"));
+	assert_non_null(strstr(md.buf, "more (the JSON report lists all)"));
+	/* Code fences stay balanced. */
+	size_t fences = 0;
+	for (const char *p = md.buf; (p = strstr(p, "\n```")); p++)
+		fences++;
+	assert_int_equal(fences % 2, 0);
+	/* A tiny limit still holds. */
+	strbuf_reset(&md);
+	assert_int_equal(report_markdown(&fx.rep, &md, 4000), 0);
+	assert_true(md.len <= 4000);
+	assert_true(!strncmp(md.buf, REPORT_MARKER, strlen(REPORT_MARKER)));
+	strbuf_release(&md);
+	for (size_t i = 0; i < n; i++)
+		free(stacks[i]);
+	free(stacks);
+	free(b);
+	free(h);
+	fixture_release(&fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_markdown_golden), cmocka_unit_test(test_markdown_no_baseline),
+	        cmocka_unit_test(test_escape),          cmocka_unit_test(test_hostile_markdown),
+	        cmocka_unit_test(test_hostile_html),    cmocka_unit_test(test_hostile_svg),
+	        cmocka_unit_test(test_hostile_json),    cmocka_unit_test(test_json_shape),
+	        cmocka_unit_test(test_svg_layout),      cmocka_unit_test(test_markdown_limit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
