@@ -58,6 +58,7 @@ int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 

@@ -10,6 +10,7 @@ const struct cli_command cli_commands[] = {
         {"exec-test", cmd_exec_test, "run a command as one named test (a CTest launcher)"},
         {"runs", cmd_runs, "list stored runs"},
         {"show", cmd_show, "show a stored run by function or by test"},
+        {"report", cmd_report, "compare a run with the base branch: what got slower"},
         {"export", cmd_export, "export a stored run (folded, speedscope)"},
         {"gc", cmd_gc, "delete old runs from the database"},
         {"version", cmd_version, "print ciprof's version"},

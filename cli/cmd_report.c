@@ -1,0 +1,257 @@
+/* ciprof report: compare a stored run (the head) with its baseline (runs of the base branch)
+ * and print what got slower or faster, as Markdown, HTML, SVG or JSON. Exit 1 only with
+ * --fail-on-regression when the verdict is regression. */
+#include "cli/cli.h"
+#include "cli/store_open.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "report/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	OPT_DB = 256,
+	OPT_HEAD,
+	OPT_BASE,
+	OPT_BASE_RUNS,
+	OPT_FORMAT,
+	OPT_FAIL,
+	OPT_MIN_CHANGE,
+	OPT_MIN_SHARE,
+	OPT_ALPHA,
+};
+
+static const struct cli_option report_options[] = {
+        {"db", OPT_DB, "FILE",
+         "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at the repo top)"},
+        {"head", OPT_HEAD, "RUN", "the run to judge: an id from 'ciprof runs' (default: latest)"},
+        {"base", OPT_BASE, "REF",
+         "compare with a branch, a run id or a commit (default: the head's base branch, else "
+         "main)"},
+        {"base-runs", OPT_BASE_RUNS, "N", "at most N base runs merged as the baseline (default 5)"},
+        {"format", OPT_FORMAT, "FMT", "md (default), html, svg or json"},
+        {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
+        {"fail-on-regression", OPT_FAIL, NULL, "exit 1 when the verdict is regression"},
+        {"min-change", OPT_MIN_CHANGE, "PCT",
+         "smallest relative change reported, in percent (default 5)"},
+        {"min-share", OPT_MIN_SHARE, "PCT",
+         "judge only what holds PCT % of samples on one side (default 0.5)"},
+        {"alpha", OPT_ALPHA, "A", "false discovery rate, 0 < A < 1 (default 0.001)"},
+        {NULL, 0, NULL, NULL},
+};
+
+static const char report_usage[] =
+        "[--db FILE] [--head RUN] [--base REF] [--base-runs N]\n"
+        "                     [--format md|html|svg|json] [-o FILE] [--fail-on-regression]\n"
+        "                     [--min-change PCT] [--min-share PCT] [--alpha A]";
+static const char report_description[] =
+        "Compares a stored run (the head, default the newest) with its baseline and reports\n"
+        "which tests and functions got slower or faster, in CPU time.\n"
+        "\n"
+        "The baseline, for a branch REF: the runs of REF at the head's merge-base commit; if\n"
+        "there are none, the newest runs of REF stored before the head. At most --base-runs\n"
+        "of them, merged. REF may also be a run id or a commit (hex prefix). Without a\n"
+        "baseline the report says so and ciprof exits 0.\n"
+        "\n"
+        "A change is reported when it is significant (a likelihood-ratio test on sample\n"
+        "counts, widened by the spread between base runs, Benjamini-Hochberg over all\n"
+        "comparisons at --alpha), at least --min-change against the suite-wide factor (the\n"
+        "weighted median of per-function head/base ratios, so a uniformly slower machine is\n"
+        "not a regression), and the test or function holds at least --min-share of samples.\n"
+        "Small changes need many samples: sample at --hz 999 or more ('ciprof run --hz').\n"
+        "\n"
+        "Formats: md, GitHub Markdown for a PR comment (at most 65,536 characters); html, one\n"
+        "self-contained page with the flame graph; svg, the diff flame graph (red grew, blue\n"
+        "shrank, width = head samples); json, {\"verdict\", \"head\", \"base\", \"tests\",\n"
+        "\"functions\": [{\"name\", \"base_share\", \"head_share\", \"delta\", \"p_value\",\n"
+        "\"significant\", \"kind\", ...}]} (see docs/report.md).\n"
+        "\n"
+        "Exit status: 0 reported (whatever the verdict); 1 regression with\n"
+        "--fail-on-regression; 2 usage error; 3 runtime error (no database, no such run).\n"
+        "\n"
+        "examples:\n"
+        "  ciprof report --base main\n"
+        "  ciprof report --base main --format html -o report.html\n"
+        "  ciprof report --base main --format svg -o diff.svg\n"
+        "  ciprof report --format json --fail-on-regression > report.json\n"
+        "  ciprof report --head 42 --base 37           # run 42 against run 37\n"
+        "  ciprof report --base 1a2b3c4 --min-change 10";
+
+struct report_args {
+	const char *db, *base, *output;
+	int64_t head;
+	int fail;
+	enum report_format format;
+	struct report_options opts;
+};
+
+static int parse_number(const char *opt, const char *arg, double lo, double hi, int open_lo,
+                        double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v > hi || v < lo || (open_lo && v == lo)) {
+		cli_usage_error("report", "%s takes a number %s %g and <= %g, not '%s'", opt,
+		                open_lo ? ">" : ">=", lo, hi, arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int report_opt(void *ctx, int id, const char *arg)
+{
+	struct report_args *a = ctx;
+	double v;
+	long n;
+	switch (id) {
+	case OPT_DB:
+		a->db = arg;
+		return 0;
+	case OPT_HEAD:
+		return cli_parse_run("report", arg, &a->head);
+	case OPT_BASE:
+		if (!*arg) {
+			cli_usage_error("report", "--base needs a branch, a run id or a commit");
+			return -1;
+		}
+		a->base = arg;
+		return 0;
+	case OPT_BASE_RUNS:
+		if (cli_parse_int(arg, 1, 1000, &n) < 0) {
+			cli_usage_error("report", "--base-runs takes a whole number from 1 to 1000, "
+			                          "not '%s'",
+			                arg);
+			return -1;
+		}
+		a->opts.base_runs = (size_t)n;
+		return 0;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "md") || !strcmp(arg, "markdown"))
+			a->format = REPORT_FORMAT_MD;
+		else if (!strcmp(arg, "html"))
+			a->format = REPORT_FORMAT_HTML;
+		else if (!strcmp(arg, "svg"))
+			a->format = REPORT_FORMAT_SVG;
+		else if (!strcmp(arg, "json"))
+			a->format = REPORT_FORMAT_JSON;
+		else {
+			cli_usage_error("report", "--format takes md, html, svg or json, not '%s'",
+			                arg);
+			return -1;
+		}
+		return 0;
+	case 'o':
+		a->output = arg;
+		return 0;
+	case OPT_FAIL:
+		a->fail = 1;
+		return 0;
+	case OPT_MIN_CHANGE:
+		if (parse_number("--min-change", arg, 0, 1000, 0, &v) < 0)
+			return -1;
+		a->opts.min_change = v / 100;
+		return 0;
+	case OPT_MIN_SHARE:
+		if (parse_number("--min-share", arg, 0, 100, 0, &v) < 0)
+			return -1;
+		a->opts.min_share = v / 100;
+		return 0;
+	case OPT_ALPHA:
+		if (parse_number("--alpha", arg, 0, 0.999999, 1, &v) < 0)
+			return -1;
+		a->opts.alpha = v;
+		return 0;
+	}
+	return -1;
+}
+
+/* Writes buf to path, or to stdout when path is NULL. 0 or EXIT_RUNTIME (message printed). */
+static int write_output(const char *path, const struct strbuf *buf)
+{
+	if (!path) {
+		fwrite(buf->buf, 1, buf->len, stdout);
+		return cli_finish_stdout();
+	}
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		fprintf(stderr, "ciprof: error: cannot create %s: %s\n", path, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	size_t n = fwrite(buf->buf, 1, buf->len, f);
+	int bad = n != buf->len || fflush(f) != 0 || ferror(f);
+	if (fclose(f) != 0)
+		bad = 1;
+	if (bad) {
+		fprintf(stderr, "ciprof: error: cannot write %s: %s\n", path, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	return cli_finish_stdout();
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = {.format = REPORT_FORMAT_MD};
+	report_options_init(&a.opts);
+	int first;
+	int r = cli_parse(argc, argv, "report", report_usage, report_description, report_options,
+	                  report_opt, &a, &first);
+	if (r)
+		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
+	if (first < argc)
+		return cli_usage_error("report", "unexpected argument '%s'; see 'ciprof report --help'",
+		                       argv[first]);
+
+	struct store *s;
+	if ((r = cli_store_open(&s, a.db, 0)))
+		return r;
+	struct run_meta head;
+	run_meta_init(&head);
+	struct report_baseline base;
+	report_baseline_init(&base);
+	struct profile *hp = NULL;
+	struct report_diff *diff = NULL;
+	struct strbuf out = STRBUF_INIT;
+	int64_t id = a.head;
+	if ((!id && store_latest_run(s, NULL, &id) < 0) || store_get_run(s, id, &head) < 0 ||
+	    store_load_profile(s, id, NULL, &hp) < 0 ||
+	    report_baseline_select(s, &head, a.base, a.opts.base_runs, &base) < 0) {
+		r = cli_runtime_error();
+		goto out;
+	}
+	if (base.n)
+		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
+	struct report rep = {&head, &base, diff};
+	if (report_render(&rep, a.format, &out) < 0) {
+		r = cli_runtime_error();
+		goto out;
+	}
+	/* Branch names are not ours to trust on a terminal either. */
+	struct strbuf why = STRBUF_INIT;
+	report_escape(&why, diff ? base.rule : base.none, REPORT_ESC_TEXT, 300);
+	if (!diff)
+		log_info("report: no baseline for run %lld: %s", (long long)id, why.buf);
+	else
+		log_info("report: %s: run %lld vs %s; %zu slower, %zu faster of %zu judged; "
+		         "suite-wide factor %.2fx",
+		         report_verdict_name(diff->verdict), (long long)id, why.buf,
+		         diff->nregressed, diff->nimproved, diff->ntested, diff->scale);
+	strbuf_release(&why);
+	if ((r = write_output(a.output, &out)))
+		goto out;
+	r = a.fail && diff && diff->verdict == REPORT_REGRESSED ? EXIT_REGRESSION : EXIT_OK;
+out:
+	strbuf_release(&out);
+	report_diff_free(diff);
+	profile_free(hp);
+	report_baseline_release(&base);
+	run_meta_release(&head);
+	store_close(s);
+	return r;
+}
