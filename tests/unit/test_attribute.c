@@ -189,19 +189,25 @@ static void test_rules(void **state)
 	uint32_t t1 = push(p, runner, "test_parse", 0);
 	uint32_t leaf = push(p, t1, "helper", 0);
 	uint32_t gt = push(p, main_, "Parser_HandlesLarge_Test::TestBody()", 0);
+	uint32_t gtns = push(p, main_, "(anonymous namespace)::Mixing_Medium_Test::TestBody()", 0);
 	uint32_t gor =
 	        push(p, push(p, proc, "testing.tRunner", 0), "example.com/m.TestSum.func1", 0);
 	uint32_t chk = push(p, push(p, main_, "tcase_run_tfun_nofork", 0), "test_add_fn", 0);
-	uint32_t rs = push(p, main_, "mycrate::tests::adds::{{closure}}", 0);
+	uint32_t rs = push(p, push(p, main_, "core::ops::function::FnOnce::call_once", 0),
+			   "mycrate::tests::adds::{{closure}}", 0);
+	/* a closure that libtest's shim does not call is not a test */
+	uint32_t notrs = push(p, main_, "mycrate::util::helper::{{closure}}", 0);
 	uint32_t *tests = attrib_rules_node_tests(&rules, p);
 	assert_string_equal(profile_str(p, tests[t1]), "test_parse");
 	assert_string_equal(profile_str(p, tests[leaf]), "test_parse"); /* inherited down */
 	assert_int_equal(tests[main_], 0);
 	assert_int_equal(tests[runner], 0);
 	assert_string_equal(profile_str(p, tests[gt]), "Parser.HandlesLarge");
+	assert_string_equal(profile_str(p, tests[gtns]), "Mixing.Medium");
 	assert_string_equal(profile_str(p, tests[gor]), "TestSum");
 	assert_string_equal(profile_str(p, tests[chk]), "test_add");
 	assert_string_equal(profile_str(p, tests[rs]), "tests::adds");
+	assert_int_equal(tests[notrs], 0);
 	free(tests);
 	/* a user rule, with back-references */
 	assert_int_equal(attrib_rules_add(&rules, "mine", "^my_runner$", "^case_(.*)$", "mine/\\1"),
