@@ -11,6 +11,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "runner/aggregate.h"
+#include "runner/launch.h"
 #include "runner/markers.h"
 #include "runner/perf_record.h"
 #include "runner/proctree.h"
@@ -66,9 +67,6 @@ struct session {
 	struct attrib attrib;
 	struct markers markers;
 	const struct runner_opts *opts;
-	int ctl_fd;            /* read end of the CIPROF_CONTROL_FD pipe, or -1 */
-	int pty_fd;            /* pty master carrying the command's output, or -1 */
-	struct strbuf ctl_buf; /* an incomplete control line */
 	uint64_t samples, lost, throttled, bad_records;
 	uint64_t period_ns_sum;
 	uint64_t scratch[65536 / 8];
@@ -166,8 +164,16 @@ char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_m
 	} else {
 		strbuf_addf(&sb, "perf_event_open failed: %s", strerror(err));
 	}
-	strbuf_addstr(&sb, ". The LD_PRELOAD fallback backend is not built yet.");
+	strbuf_addstr(&sb, ". Without perf_event_open, --backend auto (the default) samples with "
+	                   "the LD_PRELOAD backend instead (docs/preload.md).");
 	return strbuf_detach(&sb, NULL);
+}
+
+static struct perf_refusal last_refusal;
+
+void perf_last_refusal(struct perf_refusal *out)
+{
+	*out = last_refusal;
 }
 
 static int refused(int err, int in_mmap, size_t ring_bytes)
@@ -180,6 +186,7 @@ static int refused(int err, int in_mmap, size_t ring_bytes)
 	read_status(&seccomp, &privileged);
 	char *msg =
 	        perf_diagnose(err, paranoid, seccomp, privileged, in_mmap, mlock_kb, ring_bytes);
+	last_refusal = (struct perf_refusal){err, paranoid, seccomp, privileged, in_mmap};
 	cp_error("%s", msg);
 	free(msg);
 	return RUNNER_ERR_REFUSED;
@@ -424,30 +431,6 @@ static void handle_record(struct session *s, const void *rec)
 	}
 }
 
-/* Reads a NUL-separated /proc file into a NULL-terminated argv (owned), or NULL. */
-static char **read_cmdline(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	struct strbuf sb = STRBUF_INIT;
-	sb.max = 1 << 20;
-	if (strbuf_read_file(&sb, path) < 0 || !sb.len) {
-		strbuf_release(&sb);
-		return NULL;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < sb.len; i++)
-		n += sb.buf[i] == '\0';
-	if (sb.buf[sb.len - 1] != '\0')
-		n++;
-	char **argv = xcalloc(n + 1, sizeof(char *));
-	size_t k = 0;
-	for (size_t i = 0; i < sb.len && k < n; i += strlen(sb.buf + i) + 1)
-		argv[k++] = xstrdup(sb.buf + i);
-	strbuf_release(&sb);
-	return argv;
-}
-
 /*
  * CTest runs each test as its own process: match an exec'd process's command line and working
  * directory with `ctest --show-only=json-v1`. Done when the exec record is read, not when it is
@@ -458,21 +441,7 @@ static void ctest_exec_seen(struct session *s, const void *rec, size_t len)
 	struct perf_comm c;
 	if (perf_parse_comm(rec, len, &c) < 0 || !c.exec || c.pid != c.tid)
 		return;
-	char **argv = read_cmdline((pid_t)c.pid);
-	if (!argv)
-		return;
-	char link[64], cwd[4096];
-	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)c.pid);
-	ssize_t n = readlink(link, cwd, sizeof(cwd) - 1);
-	cwd[n > 0 ? n : 0] = '\0';
-	const char *test = attrib_ctest_match(&s->attrib, argv, cwd);
-	if (test) {
-		log_debug("process %d is CTest test '%s'", (int)c.pid, test);
-		attrib_proc_mark(&s->attrib, (pid_t)c.pid, test);
-	}
-	for (char **p = argv; *p; p++)
-		free(*p);
-	free(argv);
+	launch_ctest_exec(&s->attrib, (pid_t)c.pid);
 }
 
 /* Reads every complete record of every ring into the pending queue. */
@@ -533,358 +502,68 @@ static void round_trip(struct session *s)
 
 /* ---- launching ---- */
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Writes all of buf to fd, waiting when it is full; gives up on a real error (EPIPE). */
-static void write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			struct pollfd p = {fd, POLLOUT, 0};
-			poll(&p, 1, 100);
-			continue;
-		}
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
-/* Reads what the control pipe holds; each complete line is a mark. */
-static void read_control(struct session *s)
-{
-	char buf[4096];
-	ssize_t n;
-	while ((n = read(s->ctl_fd, buf, sizeof(buf))) > 0) {
-		uint64_t t = now_ns();
-		for (ssize_t i = 0; i < n; i++) {
-			if (buf[i] != '\n') {
-				if (strbuf_addch(&s->ctl_buf, buf[i]) < 0)
-					strbuf_reset(&s->ctl_buf); /* an absurd line: drop it */
-				continue;
-			}
-			if (attrib_control_line(&s->attrib, s->ctl_buf.buf, t) < 0)
-				log_verbose("%s", cp_last_error());
-			strbuf_reset(&s->ctl_buf);
-		}
-	}
-}
-
-/* Copies the command's output from the pty to ciprof's stdout, feeding the markers. */
-static int read_pty(struct session *s)
-{
-	char buf[16384];
-	ssize_t n;
-	while ((n = read(s->pty_fd, buf, sizeof(buf))) > 0) {
-		uint64_t t = now_ns();
-		write_all(STDOUT_FILENO, buf, (size_t)n);
-		markers_feed(&s->markers, &s->attrib, buf, (size_t)n, t);
-	}
-	/* EIO: every holder of the slave side closed it. */
-	return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ? -1 : 0;
-}
-
-/*
- * When the command is ctest, asks the same ctest for its tests (--show-only=json-v1), so
- * that each test process can be recognised by its command line. Failure only costs the
- * attribution: a warning.
- */
-static void ctest_prepare(struct session *s, char **argv)
-{
-	const char *base = strrchr(argv[0], '/');
-	base = base ? base + 1 : argv[0];
-	if (strcmp(base, "ctest"))
-		return;
-	size_t argc = 0;
-	while (argv[argc])
-		argc++;
-	char **args = xcalloc(argc + 2, sizeof(char *));
-	for (size_t i = 0; i < argc; i++)
-		args[i] = argv[i];
-	args[argc] = "--show-only=json-v1";
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		free(args);
-		return;
-	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(pfd[1], STDOUT_FILENO);
-		int devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0)
-			dup2(devnull, STDERR_FILENO);
-		execvp(args[0], args);
-		_exit(127);
-	}
-	close(pfd[1]);
-	struct strbuf out = STRBUF_INIT;
-	out.max = 64 << 20;
-	char buf[65536];
-	ssize_t n;
-	while (pid > 0 && ((n = read(pfd[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
-		if (n > 0 && strbuf_add(&out, buf, (size_t)n) < 0)
-			break;
-	close(pfd[0]);
-	int status = 0;
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		log_warn("'ctest --show-only=json-v1' failed: CTest tests will not be named");
-	else if (attrib_ctest_load(&s->attrib, out.buf, out.len, "ctest --show-only=json-v1") < 0)
-		log_warn("%s: CTest tests will not be named", cp_last_error());
-	else
-		log_verbose("ctest lists %zu tests", s->attrib.nctest);
-	strbuf_release(&out);
-	free(args);
-}
-
-/* Whether fds a and b are the same open file (stdout and stderr to one terminal or file). */
-static int same_file(int a, int b)
-{
-	struct stat sa, sb;
-	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
-/* Opens a pty whose slave passes bytes through unchanged (no \n -> \r\n), sized like ours. */
-static int open_pty(int *master, int *slave)
-{
-	*master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (*master < 0 || grantpt(*master) < 0 || unlockpt(*master) < 0)
-		return -1;
-	const char *name = ptsname(*master);
-	*slave = name ? open(name, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
-	if (*slave < 0)
-		return -1;
-	struct termios tio;
-	if (tcgetattr(*slave, &tio) == 0) {
-		tio.c_oflag &= ~(tcflag_t)OPOST;
-		tio.c_lflag &= ~(tcflag_t)ECHO;
-		tcsetattr(*slave, TCSANOW, &tio);
-	}
-	struct winsize ws;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
-		ioctl(*slave, TIOCSWINSZ, &ws);
-	fcntl(*master, F_SETFL, fcntl(*master, F_GETFL) | O_NONBLOCK);
-	return 0;
-}
-
 int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 {
 	struct session s;
 	memset(&s, 0, sizeof(s));
 	*out = NULL;
-	int go[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1}, sfd = -1, slave = -1;
 	int ret = 0;
-	pid_t child = -1;
-	sigset_t mask, old_mask;
-	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
-	int use_pty = opts->pty > 0 || (opts->pty == 0 && isatty(STDOUT_FILENO));
+	struct launch l;
 
 	s.opts = opts;
-	s.ctl_fd = -1;
-	s.pty_fd = -1;
-	strbuf_init(&s.ctl_buf, 4096);
 	s.prof = profile_new();
 	proctree_init(&s.tree);
 	aggregator_init(&s.agg, s.prof);
 	attrib_init(&s.attrib, s.prof);
 	markers_init(&s.markers);
-	ctest_prepare(&s, opts->argv);
+	launch_init(&l, &s.attrib, &s.markers);
+	launch_ctest_prepare(&s.attrib, opts->argv);
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, &old_mask);
-	/* A closed stdout must not kill ciprof while it copies the command's output. */
-	sigaction(SIGPIPE, &ign, &old_pipe);
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(ctl, O_CLOEXEC) < 0) {
-		ret = cp_error_errno("cannot create pipes");
-		goto out_mask;
-	}
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		ret = cp_error_errno("cannot create a signalfd");
-		goto out_mask;
-	}
-	if (use_pty && open_pty(&s.pty_fd, &slave) < 0) {
-		log_warn("cannot open a pseudo-terminal (%s): output markers are off",
-		         strerror(errno));
-		if (s.pty_fd >= 0)
-			close(s.pty_fd);
-		s.pty_fd = -1;
-		use_pty = 0;
-	}
+	ret = launch_start(&l, opts, NULL);
+	if (ret < 0)
+		goto out;
+	proctree_get(&s.tree, l.child, launch_basename(opts->argv[0]));
 
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		ret = cp_error_errno("cannot fork");
-		goto out_mask;
-	}
-	if (child == 0) {
-		/* The command: wait for the sampler to be ready, then exec. */
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-		sigaction(SIGPIPE, &old_pipe, NULL);
-		close(go[1]);
-		close(err[0]);
-		close(ctl[0]);
-		/* The control pipe's write end stays open across exec, for the marks. */
-		fcntl(ctl[1], F_SETFD, 0);
-		char fdnum[16];
-		snprintf(fdnum, sizeof(fdnum), "%d", ctl[1]);
-		setenv("CIPROF_CONTROL_FD", fdnum, 1);
-		if (slave >= 0) {
-			int both = same_file(STDOUT_FILENO, STDERR_FILENO) || isatty(STDERR_FILENO);
-			dup2(slave, STDOUT_FILENO);
-			if (both)
-				dup2(slave, STDERR_FILENO);
-		}
-		char c;
-		ssize_t n;
-		do
-			n = read(go[0], &c, 1);
-		while (n < 0 && errno == EINTR);
-		if (n != 1)
-			_exit(127); /* the sampler gave up */
-		execvp(opts->argv[0], opts->argv);
-		int e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	go[0] = -1;
-	close(err[1]);
-	err[1] = -1;
-	close(ctl[1]);
-	ctl[1] = -1;
-	if (slave >= 0) {
-		close(slave);
-		slave = -1;
-	}
-	s.ctl_fd = ctl[0];
-	ctl[0] = -1;
-	fcntl(s.ctl_fd, F_SETFL, fcntl(s.ctl_fd, F_GETFL) | O_NONBLOCK);
-	proctree_get(&s.tree, child, basename_of(opts->argv[0]));
-
-	ret = open_rings(&s, child, opts);
+	ret = open_rings(&s, l.child, opts);
 	if (ret < 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+		launch_abort(&l);
 		goto out;
 	}
 
-	double start = now_seconds();
-	if (write(go[1], "g", 1) != 1) {
-		ret = cp_error_errno("cannot release the command");
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		goto out;
-	}
-	close(go[1]);
-	go[1] = -1;
-	int exec_errno = 0;
-	ssize_t n;
-	do
-		n = read(err[0], &exec_errno, sizeof(exec_errno));
-	while (n < 0 && errno == EINTR);
-	int status = 0;
-	if (n == (ssize_t)sizeof(exec_errno)) {
-		waitpid(child, &status, 0);
+	ret = launch_go(&l, opts->argv[0]);
+	if (ret == RUNNER_ERR_EXEC) {
 		s.prof->stats.exit_status = 127;
-		cp_error("cannot run '%s': %s", opts->argv[0], strerror(exec_errno));
-		ret = RUNNER_ERR_EXEC;
 		goto finish;
 	}
+	if (ret < 0)
+		goto out;
 
-	/* rings..., signalfd, control pipe, pty */
-	size_t nfds = s.nrings + 3;
+	/* rings..., then signalfd, control pipe, pty */
+	size_t nfds = s.nrings + LAUNCH_NFDS;
 	struct pollfd *pfds = xcalloc(nfds, sizeof(*pfds));
 	for (size_t i = 0; i < s.nrings; i++)
 		pfds[i] = (struct pollfd){s.rings[i].fd, POLLIN, 0};
-	pfds[s.nrings] = (struct pollfd){sfd, POLLIN, 0};
-	pfds[s.nrings + 1] = (struct pollfd){s.ctl_fd, POLLIN, 0};
-	pfds[s.nrings + 2] = (struct pollfd){s.pty_fd, POLLIN, 0};
-	int done = 0;
+	launch_pollfds(&l, pfds + s.nrings);
+	int done = 0, status = 0;
 	while (!done) {
 		int pr = poll(pfds, nfds, 100);
 		if (pr < 0 && errno != EINTR) {
 			log_warn("poll failed: %s", strerror(errno));
 			usleep(10000);
 		}
-		struct signalfd_siginfo si;
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD)
-				continue;
-			/* A terminal's ^C already reached the whole foreground group, the command
-			 * included; forward only signals sent to ciprof alone (kill, timeout). */
-			if (si.ssi_code != SI_KERNEL) {
-				log_verbose("forwarding signal %d to the command",
-				            (int)si.ssi_signo);
-				kill(child, (int)si.ssi_signo);
-			}
-		}
-		/* Marks and output first: they must be known before the samples they cover. */
-		if (pfds[s.nrings + 1].revents)
-			read_control(&s);
-		if (pfds[s.nrings + 2].revents && read_pty(&s) < 0)
-			pfds[s.nrings + 2].fd = -1;
-		if (pfds[s.nrings + 1].revents & POLLHUP)
-			pfds[s.nrings + 1].fd = -1; /* every writer closed it */
-		if (waitpid(child, &status, WNOHANG) == child)
-			done = 1;
+		done = launch_service(&l, pfds + s.nrings, &status);
 		for (size_t i = 0; i < s.nrings; i++)
 			if (pfds[i].revents & (POLLHUP | POLLERR))
 				pfds[i].fd = -1; /* the task is gone; still drained below */
 		round_trip(&s);
 	}
 	free(pfds);
-	s.prof->stats.exit_status = exit_status_of(status);
-	s.prof->stats.wall_seconds = now_seconds() - start;
+	s.prof->stats.exit_status = launch_exit_status(status);
+	s.prof->stats.wall_seconds = launch_now_seconds() - l.start;
 
 finish:
 	/* Everything written so far is in the rings and pipes: read and process it all. */
-	if (s.ctl_fd >= 0)
-		read_control(&s);
-	if (s.pty_fd >= 0) {
-		read_pty(&s);
-		markers_flush(&s.markers, &s.attrib, now_ns());
-	}
+	launch_drain_io(&l);
 	drain_rings(&s);
 	process_pending(&s, UINT64_MAX);
 	{
@@ -921,31 +600,6 @@ out:
 	attrib_release(&s.attrib);
 	markers_release(&s.markers);
 	profile_free(s.prof);
-out_mask:
-	if (sfd >= 0) {
-		/* Consume signals that raced with the command's end (a terminal's ^C reaches
-		 * both): unblocking them now would kill ciprof before it writes the profile. */
-		struct signalfd_siginfo si;
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-			;
-		close(sfd);
-	}
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	sigaction(SIGPIPE, &old_pipe, NULL);
-	for (int i = 0; i < 2; i++) {
-		if (go[i] >= 0)
-			close(go[i]);
-		if (err[i] >= 0)
-			close(err[i]);
-		if (ctl[i] >= 0)
-			close(ctl[i]);
-	}
-	if (slave >= 0)
-		close(slave);
-	if (s.ctl_fd >= 0)
-		close(s.ctl_fd);
-	if (s.pty_fd >= 0)
-		close(s.pty_fd);
-	strbuf_release(&s.ctl_buf);
+	launch_release(&l);
 	return ret;
 }

@@ -17,6 +17,13 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts);
  * ring-buffer mmap failed (the locked-memory budget), mlock_kb is perf_event_mlock_kb, and
  * privileged is nonzero when the process has CAP_PERFMON or CAP_SYS_ADMIN (root).
  */
+/* What made the last perf_backend_run return RUNNER_ERR_REFUSED (the inputs of perf_diagnose),
+ * for a one-line summary when falling back to another backend. */
+struct perf_refusal {
+	int err, paranoid, seccomp, privileged, in_mmap;
+};
+void perf_last_refusal(struct perf_refusal *out);
+
 char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_mmap, long mlock_kb,
                     size_t ring_bytes);
 
