@@ -61,6 +61,8 @@ int cmd_show(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_comment(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 
 extern const struct cli_command cli_commands[];
 

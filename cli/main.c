@@ -13,6 +13,8 @@ const struct cli_command cli_commands[] = {
         {"report", cmd_report, "compare a run with the base branch: what got slower"},
         {"export", cmd_export, "export a stored run (folded, speedscope)"},
         {"gc", cmd_gc, "delete old runs from the database"},
+        {"comment", cmd_comment, "post or update the report as the PR/MR comment"},
+        {"config", cmd_config, "print the effective configuration and its sources"},
         {"version", cmd_version, "print ciprof's version"},
         {"help", cmd_help, "show help for ciprof or one command"},
         {NULL, NULL, NULL},

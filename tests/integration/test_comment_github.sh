@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# ciprof comment against a fake GitHub API on loopback: create then update one sticky comment,
+# all pages listed, a foreign marker left alone, Actions' installation token, fork PRs'
+# read-only token (403), retries on 5xx and 429, a create that failed yet happened, dry runs,
+# the job summary, and the token absent from every output.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/forge_lib.sh"
+
+cd "$TMP" || fail "no temp dir"
+cat >event.json <<'EOF'
+{"action": "synchronize", "number": 7,
+ "pull_request": {"number": 7, "base": {"ref": "main"}, "head": {"ref": "feature"}}}
+EOF
+printf '## ciprof: 2 functions slower\n\n| test | base | head |\n|---|---|---|\n| a | 1 | 2 |\n' >body.md
+
+# gh NAME [ciprof comment args...]: runs ciprof comment in a clean simulated Actions job.
+gh() {
+	local name=$1
+	shift
+	run_capture "$name" env -i PATH="$PATH" HOME="$TMP" GITHUB_ACTIONS=true \
+		GITHUB_REPOSITORY=octo/widgets GITHUB_API_URL="${API_URL:-$FORGE_URL}" \
+		GITHUB_EVENT_PATH="${EVENT-$TMP/event.json}" GITHUB_REF="${REF:-refs/pull/7/merge}" \
+		GITHUB_TOKEN="${GH_TOKEN-$TOKEN}" GITHUB_STEP_SUMMARY="$TMP/summary.md" \
+		CIPROF_HTTP_BACKOFF_MS=5 CIPROF_HTTP_MAX_WAIT_MS=3000 CIPROF_HTTP_TIMEOUT_MS=5000 \
+		${EXTRA_ENV:-} "$CIPROF" comment "$@"
+}
+
+# --- 1. first run creates, second run updates the same comment -----------------------------
+forge_start create github --seed 5 --foreign-marker --page-size 2
+gh create1 --body-file body.md
+expect_rc "first comment" 0 create1
+gh create2 --body-file body.md
+expect_rc "second comment" 0 create2
+L=$FORGE_LOG
+expect_eq "one POST in all" "$(forge_count "$L" POST '/issues/7/comments$')" 1
+expect_eq "the POST created it" "$(forge_count "$L" POST '/issues/7/comments$' 201)" 1
+expect_eq "one PATCH in all" "$(forge_count "$L" PATCH '/issues/comments/')" 1
+created=1006 # after the 5 seeded comments (1000..1004) and the foreign one (1005)
+expect_eq "the PATCH went to the comment created" \
+	"$(forge_query "$L" '[r["path"] for r in reqs if r["method"] == "PATCH"][0]')" \
+	"/repos/octo/widgets/issues/comments/$created"
+expect_eq "the foreign marker comment (1005) was never written" \
+	"$(forge_query "$L" 'sum(1 for r in reqs if r["path"].endswith("/1005") and r["method"] != "GET")')" 0
+expect_eq "bodies start with the marker" \
+	"$(forge_query "$L" 'all(r["body"]["body"].startswith("<!-- ciprof-report -->\n## ciprof") for r in reqs if r["method"] in ("POST", "PATCH"))')" True
+# 6 comments in pages of 2 before the first run (3 pages), 7 before the second (4 pages)
+expect_eq "every page listed, both runs" \
+	"$(forge_query "$L" '[__import__("urllib.parse").parse.parse_qs(r["query"]).get("page", ["1"])[0] for r in reqs if r["method"] == "GET" and r["path"].endswith("/comments")]')" \
+	"['1', '2', '3', '1', '2', '3', '4']"
+expect_eq "every request carried the token" "$(forge_query "$L" 'all(r["auth"] == "ok" for r in reqs)')" True
+expect_eq "JSON requests" "$(forge_query "$L" 'all(r["content_type"] == "application/json" for r in reqs)')" True
+expect_grep "first run says posted" "$TMP/create1.err" "posted comment $created on PR #7"
+expect_grep "second run says updated" "$TMP/create2.err" "updated comment $created on PR #7"
+expect_grep "the foreign marker is mentioned" "$TMP/create2.err" "not by ciprof-bot: left alone"
+expect_eq "job summary written twice" "$(grep -c '^## ciprof: 2 functions slower' "$TMP/summary.md")" 2
+expect_no_token "create/update" "$TMP"/create*.out "$TMP"/create*.err "$TMP/summary.md"
+forge_stop_all
+
+# --- 2. Actions' GITHUB_TOKEN: GET /user is refused, comments are github-actions[bot]'s ---
+forge_start install github --installation-token --existing --foreign-marker --seed 1
+gh install --body-file body.md
+expect_rc "installation token" 0 install
+expect_eq "no POST" "$(forge_count "$FORGE_LOG" POST .)" 0
+expect_eq "PATCH of the bot's comment (1002, after a human's and a foreign marker)" \
+	"$(forge_query "$FORGE_LOG" '[r["path"] for r in reqs if r["method"] == "PATCH"]')" \
+	"['/repos/octo/widgets/issues/comments/1002']"
+forge_stop_all
+
+# --- 3. fork PR: read-only token, 403 on write (the server even echoes the token) ----------
+forge_start readonly github --fault 'POST:/comments:403:*' --leak-token
+gh readonly --body-file body.md
+expect_rc "403 is a warning" 0 readonly
+expect_grep "403 is explained" "$TMP/readonly.err" "HTTP 403: Resource not accessible by integration"
+expect_grep "workflow_run is suggested" "$TMP/readonly.err" "workflow_run"
+expect_grep "the echoed token is redacted" "$TMP/readonly.err" "(token ***)"
+gh readonly_strict --body-file body.md --strict
+expect_rc "403 with --strict" 3 readonly_strict
+expect_grep "--strict says error" "$TMP/readonly_strict.err" "error: comment not posted"
+expect_no_token "403" "$TMP"/readonly*.out "$TMP"/readonly*.err
+forge_stop_all
+
+# --- 4. retries: 500 on listing, 429 with Retry-After: 0 on create --------------------------
+forge_start retry github --fault 'GET:/comments:500:1' --fault 'POST:/comments:429:1:Retry-After=0' \
+	--fault 'GET:/user:503:1'
+gh retry -v --body-file body.md
+expect_rc "retried" 0 retry
+expect_eq "GET /user answered 503 then 200" "$(forge_query "$FORGE_LOG" '[r["status"] for r in reqs if r["path"] == "/user"]')" "[503, 200]"
+expect_eq "listing answered 500 then 200" "$(forge_query "$FORGE_LOG" '[r["status"] for r in reqs if r["method"] == "GET" and r["path"].endswith("/comments")]')" "[500, 200]"
+expect_eq "create answered 429 then 201" "$(forge_query "$FORGE_LOG" '[r["status"] for r in reqs if r["method"] == "POST"]')" "[429, 201]"
+expect_grep "retries are logged" "$TMP/retry.err" "retrying in"
+forge_stop_all
+
+# --- 5. a create that failed with 502 although the comment was made: no duplicate ---------
+forge_start flaky github --fault 'POST:/comments:502:1:Apply=1'
+gh flaky --body-file body.md
+expect_rc "502 after create" 0 flaky
+expect_eq "one POST (502), then the comment found and PATCHed" \
+	"$(forge_query "$FORGE_LOG" '[(r["method"], r["status"]) for r in reqs if r["method"] != "GET"]')" \
+	"[('POST', 502), ('PATCH', 200)]"
+forge_stop_all
+
+# --- 6. persistent 5xx: bounded, a warning, exit 0 (3 with --strict) -----------------------
+forge_start down github --fault 'GET:/comments:503:*'
+gh down --body-file body.md
+expect_rc "server down" 0 down
+expect_grep "attempts are bounded" "$TMP/down.err" "HTTP 503 after 5 attempts"
+gh down_strict --body-file body.md --strict
+expect_rc "server down, --strict" 3 down_strict
+forge_stop_all
+
+# --- 7. the next page on another host: the token is not sent there -------------------------
+forge_start evil github --seed 4 --link-host 127.0.0.2:9
+gh evil --body-file body.md --strict
+expect_rc "foreign Link refused" 3 evil
+expect_grep "foreign Link explained" "$TMP/evil.err" "refusing to send the token there"
+expect_eq "no write" "$(forge_count "$FORGE_LOG" POST .)" 0
+forge_stop_all
+
+# --- 8. dry runs --------------------------------------------------------------------------
+forge_start dry github --existing
+GH_TOKEN="" gh dry_notoken --dry-run --body-file body.md
+expect_rc "dry run without a token" 0 dry_notoken
+expect_grep "dry run prints the POST" "$TMP/dry_notoken.out" "POST $FORGE_URL/repos/octo/widgets/issues/7/comments"
+expect_grep "dry run prints the body" "$TMP/dry_notoken.out" "## ciprof: 2 functions slower"
+expect_grep "dry run prints the marker" "$TMP/dry_notoken.out" "<!-- ciprof-report -->"
+expect_eq "no request without a token" "$(wc -l <"$FORGE_LOG")" 0
+gh dry_token --dry-run --body-file body.md
+expect_rc "dry run with a token" 0 dry_token
+expect_grep "dry run finds the comment to PATCH" "$TMP/dry_token.out" "PATCH $FORGE_URL/repos/octo/widgets/issues/comments/1000"
+expect_eq "dry run writes nothing" "$(forge_query "$FORGE_LOG" 'sum(1 for r in reqs if r["method"] != "GET")')" 0
+expect_no_token "dry runs" "$TMP"/dry_*.out "$TMP"/dry_*.err
+forge_stop_all
+
+# --- 9. PR number from GITHUB_REF; not a PR; comments off; head check; Enterprise prefix ---
+forge_start misc github --prefix /api/v3
+EVENT="" API_URL="$FORGE_URL/api/v3" gh ref --body-file body.md
+expect_rc "PR from GITHUB_REF, API under /api/v3" 0 ref
+expect_eq "posted under /api/v3" "$(forge_count "$FORGE_LOG" POST '^/api/v3/repos/octo/widgets/issues/7/comments$' 201)" 1
+rm -f "$TMP/summary.md"
+EVENT="" REF=refs/heads/main API_URL="$FORGE_URL/api/v3" gh push --body-file body.md --strict
+expect_rc "not a PR is not a failure, even --strict" 0 push
+expect_grep "not a PR explained" "$TMP/push.err" "not for a pull request"
+expect_grep "summary written outside PRs too" "$TMP/summary.md" "functions slower"
+EXTRA_ENV="CIPROF_COMMENT_ENABLED=false" API_URL="$FORGE_URL/api/v3" gh off --body-file body.md
+expect_rc "comments off" 0 off
+expect_grep "comments off explained" "$TMP/off.err" "comment.enabled is false (environment (CIPROF_COMMENT_ENABLED))"
+EXTRA_ENV="CIPROF_PR_NUMBER=7 CIPROF_PR_HEAD_SHA=fedcba9876" EVENT="" REF=refs/heads/main \
+	API_URL="$FORGE_URL/api/v3" gh wrong_head --body-file body.md --strict
+expect_rc "wrong head commit refused" 3 wrong_head
+expect_grep "wrong head explained" "$TMP/wrong_head.err" "not fedcba9876 (CIPROF_PR_HEAD_SHA)"
+EXTRA_ENV="CIPROF_PR_NUMBER=7 CIPROF_PR_HEAD_SHA=0123456789ab" EVENT="" REF=refs/heads/main \
+	API_URL="$FORGE_URL/api/v3" gh right_head --body-file body.md --strict
+expect_rc "right head commit, PR from CIPROF_PR_NUMBER" 0 right_head
+expect_eq "posted once, then updated" "$(forge_query "$FORGE_LOG" '[r["method"] for r in reqs if r["method"] != "GET"]')" "['POST', 'PATCH']"
+GH_TOKEN="" gh notoken --body-file body.md
+expect_rc "no token: a warning" 0 notoken
+expect_grep "no token explained" "$TMP/notoken.err" "GITHUB_TOKEN is not set"
+expect_no_token "misc" "$TMP"/{ref,push,off,wrong_head,right_head}.{out,err}
+forge_stop_all
+
+# --- 10. usage errors ---------------------------------------------------------------------
+run_capture usage "$CIPROF" comment --provider bitbucket
+expect_rc "unknown provider" 2 usage
+run_capture nofile env -i PATH="$PATH" "$CIPROF" comment --provider github --body-file "$TMP/none.md"
+expect_rc "missing body file: a warning" 0 nofile
+expect_grep "missing body file named" "$TMP/nofile.err" "none.md"
+
+finish
