@@ -149,7 +149,7 @@ static struct outcome judge_once(const struct synth *base_truth, const struct sy
 	struct report_diff *d;
 	report_diff_new(&d, merged, k, runs, k, head, &o);
 	struct outcome out = {0};
-	char planted_name[16] = "";
+	char planted_name[32] = "";
 	if (planted >= 0)
 		snprintf(planted_name, sizeof(planted_name), "f_%02d", planted);
 	for (size_t i = 0; i < d->nitems; i++) {
@@ -414,7 +414,7 @@ static void test_spread_among_callees(void **state)
 	uint32_t tid = profile_intern(head, "test_bravo");
 	uint64_t extra = (uint64_t)(0.02 * 10 * 9999 / 20); /* 2 % of the suite in 20 parts */
 	for (int i = 0; i < 20; i++) {
-		char name[16];
+		char name[32];
 		snprintf(name, sizeof(name), "tiny_%02d", i);
 		struct profile_frame fr = {.function = profile_intern(head, name),
 		                           .module = profile_intern(head, "suite")};
