@@ -3,7 +3,9 @@
  * --fail-on-regression when the verdict is regression. */
 #include "cli/cli.h"
 #include "cli/store_open.h"
+#include "common/config.h"
 #include "common/error.h"
+#include "common/frames_filter.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "report/report.h"
@@ -71,6 +73,9 @@ static const char report_description[] =
         "\"functions\": [{\"name\", \"base_share\", \"head_share\", \"delta\", \"p_value\",\n"
         "\"significant\", \"kind\", ...}]} (see docs/report.md).\n"
         "\n"
+        ".ciprof.yml's report.base-branch, report.base-runs, report.min-change,\n"
+        "report.min-share, report.alpha and frames.ignore / frames.fold apply; flags win.\n"
+        "\n"
         "Exit status: 0 reported (whatever the verdict); 1 regression with\n"
         "--fail-on-regression; 2 usage error; 3 runtime error (no database, no such run).\n"
         "\n"
@@ -82,10 +87,14 @@ static const char report_description[] =
         "  ciprof report --head 42 --base 37           # run 42 against run 37\n"
         "  ciprof report --base 1a2b3c4 --min-change 10";
 
+/* Which of the options .ciprof.yml also sets were given on the command line (they win). */
+enum { SET_BASE_RUNS = 1, SET_MIN_CHANGE = 2, SET_MIN_SHARE = 4, SET_ALPHA = 8 };
+
 struct report_args {
 	const char *db, *base, *output;
 	int64_t head;
 	int fail;
+	unsigned set;
 	enum report_format format;
 	struct report_options opts;
 };
@@ -131,6 +140,7 @@ static int report_opt(void *ctx, int id, const char *arg)
 			return -1;
 		}
 		a->opts.base_runs = (size_t)n;
+		a->set |= SET_BASE_RUNS;
 		return 0;
 	case OPT_FORMAT:
 		if (!strcmp(arg, "md") || !strcmp(arg, "markdown"))
@@ -157,19 +167,52 @@ static int report_opt(void *ctx, int id, const char *arg)
 		if (parse_number("--min-change", arg, 0, 1000, 0, &v) < 0)
 			return -1;
 		a->opts.min_change = v / 100;
+		a->set |= SET_MIN_CHANGE;
 		return 0;
 	case OPT_MIN_SHARE:
 		if (parse_number("--min-share", arg, 0, 100, 0, &v) < 0)
 			return -1;
 		a->opts.min_share = v / 100;
+		a->set |= SET_MIN_SHARE;
 		return 0;
 	case OPT_ALPHA:
 		if (parse_number("--alpha", arg, 0, 0.999999, 1, &v) < 0)
 			return -1;
 		a->opts.alpha = v;
+		a->set |= SET_ALPHA;
 		return 0;
 	}
 	return -1;
+}
+
+/* .ciprof.yml's report.* keys (and their environment variables) for what the command line
+ * left unset, and its frames.ignore / frames.fold. 0, or -1 with cp_error set. */
+static int apply_config(struct report_args *a, struct config *cfg, struct frames_filter *ff)
+{
+	if (config_load(cfg, NULL) < 0)
+		return -1;
+	const char *base = config_str(cfg, CONFIG_REPORT_BASE_BRANCH);
+	if (!a->base && base && *base)
+		a->base = base;
+	if (!(a->set & SET_BASE_RUNS))
+		a->opts.base_runs = (size_t)config_int(cfg, CONFIG_REPORT_BASE_RUNS);
+	if (!(a->set & SET_MIN_CHANGE))
+		a->opts.min_change = config_number(cfg, CONFIG_REPORT_MIN_CHANGE) / 100;
+	if (!(a->set & SET_MIN_SHARE))
+		a->opts.min_share = config_number(cfg, CONFIG_REPORT_MIN_SHARE) / 100;
+	if (!(a->set & SET_ALPHA))
+		a->opts.alpha = config_number(cfg, CONFIG_REPORT_ALPHA);
+	return frames_filter_from_config(ff, cfg);
+}
+
+/* Replaces *p by its filtered copy. */
+static void filter_profile(const struct frames_filter *ff, struct profile **p)
+{
+	if (!*p)
+		return;
+	struct profile *f = frames_filter_apply(ff, *p);
+	profile_free(*p);
+	*p = f;
 }
 
 /* Writes buf to path, or to stdout when path is NULL. 0 or EXIT_RUNTIME (message printed). */
@@ -208,9 +251,21 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report", "unexpected argument '%s'; see 'ciprof report --help'",
 		                       argv[first]);
 
+	struct config cfg;
+	struct frames_filter ff = {0};
+	config_init(&cfg);
+	if (apply_config(&a, &cfg, &ff) < 0) {
+		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		frames_filter_release(&ff);
+		config_release(&cfg);
+		return EXIT_USAGE;
+	}
 	struct store *s;
-	if ((r = cli_store_open(&s, a.db, 0)))
+	if ((r = cli_store_open(&s, a.db, 0))) {
+		frames_filter_release(&ff);
+		config_release(&cfg);
 		return r;
+	}
 	struct run_meta head;
 	run_meta_init(&head);
 	struct report_baseline base;
@@ -224,6 +279,12 @@ int cmd_report(int argc, char **argv)
 	    report_baseline_select(s, &head, a.base, a.opts.base_runs, &base) < 0) {
 		r = cli_runtime_error();
 		goto out;
+	}
+	if (!frames_filter_empty(&ff)) {
+		filter_profile(&ff, &hp);
+		filter_profile(&ff, &base.merged);
+		for (size_t i = 0; i < base.nruns; i++)
+			filter_profile(&ff, &base.runs[i]);
 	}
 	if (base.n)
 		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
@@ -253,5 +314,7 @@ out:
 	report_baseline_release(&base);
 	run_meta_release(&head);
 	store_close(s);
+	frames_filter_release(&ff);
+	config_release(&cfg);
 	return r;
 }

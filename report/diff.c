@@ -407,10 +407,22 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	d->c *= d->scale;
 
 	/* Tests and self times first: which functions are flagged on their own. */
-	for (size_t s = 0; s < ns; s++)
-		if (test_h[s] > 0 || test_b[s] > 0)
-			add_item(d, &items_alloc, REPORT_TEST, profile_str(names, (uint32_t)s), "",
-			         UINT32_MAX, test_b[s], test_h[s]);
+	int named_tests = 0;
+	for (size_t s = 1; s < ns; s++)
+		named_tests |= test_h[s] > 0 || test_b[s] > 0;
+	for (size_t s = 0; s < ns; s++) {
+		if (!(test_h[s] > 0) && !(test_b[s] > 0))
+			continue;
+		add_item(d, &items_alloc, REPORT_TEST, profile_str(names, (uint32_t)s), "",
+		         UINT32_MAX, test_b[s], test_h[s]);
+		/* "(outside tests)" is harness and tool time, and takes the jitter of where tests
+		 * begin and end: judged only when it is the whole suite (no test attributed).
+		 * Functions running there are judged as functions. */
+		if (!*profile_str(names, (uint32_t)s) && named_tests) {
+			d->items[d->nitems - 1].cmp.tested = 0;
+			d->items[d->nitems - 1].cmp.p = 1;
+		}
+	}
 	for (size_t f = 0; f < nf; f++) {
 		if (!is_function(names, (uint32_t)f) || (!(fs.self_h[f] > 0) && !(fs.self_b[f] > 0)))
 			continue;

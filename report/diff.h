@@ -46,7 +46,8 @@ struct report_cmp {
 	double expected; /* head samples if nothing changed: base per run, times the scale */
 	double change;   /* head_count / expected - 1 (INFINITY when new) */
 	double p, q;     /* p-value and BH-adjusted p-value; 1 when not tested */
-	int tested;      /* judged: share >= min_share on one side */
+	int tested;      /* judged: share >= min_share on one side (and not "(outside tests)"
+	                    when tests were attributed) */
 	int significant; /* q <= alpha and |change| >= min_change */
 	enum report_kind kind;
 };

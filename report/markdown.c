@@ -163,9 +163,12 @@ static void table_end(struct table *t)
 	strbuf_addch(t->o, '\n');
 }
 
-static void result_cell(struct strbuf *o, const struct report_cmp *c, double min_share)
+static void result_cell(struct strbuf *o, const struct report_item *it, double min_share)
 {
-	if (c->kind == REPORT_REGRESSION)
+	const struct report_cmp *c = &it->cmp;
+	if (!c->tested && !*it->name)
+		strbuf_addstr(o, "not judged (harness and tools)");
+	else if (c->kind == REPORT_REGRESSION)
 		strbuf_addf(o, "▲ <b>slower</b> (q = %.2g)", c->q);
 	else if (c->kind == REPORT_IMPROVEMENT)
 		strbuf_addf(o, "▼ <b>faster</b> (q = %.2g)", c->q);
@@ -205,7 +208,7 @@ static void tests_section(struct strbuf *o, const struct report_diff *d,
 		add_seconds(&cells[1], it->cmp.base_seconds);
 		add_seconds(&cells[2], it->cmp.head_seconds);
 		add_change(&cells[3], &it->cmp);
-		result_cell(&cells[4], &it->cmp, d->opts.min_share);
+		result_cell(&cells[4], it, d->opts.min_share);
 		table_row(&t, cells, 0);
 		shown++;
 	}

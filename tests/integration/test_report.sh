@@ -75,6 +75,20 @@ RC=0
 "$CIPROF" report --db "$TMP/none.db" >"$TMP/r.out" 2>"$TMP/r.err" || RC=$?
 expect_rc "a missing database is a runtime error" 3 r
 
+# --- .ciprof.yml: report.* keys apply, flags win, a typo is a usage error ---
+printf 'report:\n  min-change: 50\n' >"$REPO/.ciprof.yml"
+report --base main --format json
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["verdict"]=="ok" and r["options"]["min_change"]==0.5 else 1)' \
+	"$TMP/r.out" && ok ".ciprof.yml report.min-change: 50 hides a 30 % change" ||
+	check_failed ".ciprof.yml report.min-change was not applied"
+report --base main --format json --min-change 5
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["verdict"]=="regression" else 1)' \
+	"$TMP/r.out" && ok "--min-change overrides .ciprof.yml" || check_failed "--min-change did not override .ciprof.yml"
+printf 'report:\n  min-chnge: 50\n' >"$REPO/.ciprof.yml"
+report --base main
+expect_rc "an unknown .ciprof.yml key is a usage error" 2 r
+rm -f "$REPO/.ciprof.yml"
+
 # --- no baseline: a message in every format, exit 0 ---
 for fmt in md json html svg; do
 	report --base no-such-branch --format "$fmt" --fail-on-regression
