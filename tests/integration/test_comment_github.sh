@@ -158,7 +158,25 @@ expect_grep "no token explained" "$TMP/notoken.err" "GITHUB_TOKEN is not set"
 expect_no_token "misc" "$TMP"/{ref,push,off,wrong_head,right_head}.{out,err}
 forge_stop_all
 
-# --- 10. usage errors ---------------------------------------------------------------------
+# --- 10. the default body: 'ciprof report' of the latest run against the PR's base -------
+if "$CIPROF" run --db "$TMP/db/ciprof.db" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' \
+	>/dev/null 2>"$TMP/run.err"; then
+	forge_start report github
+	EXTRA_ENV="CIPROF_DB=$TMP/db/ciprof.db" gh report -v
+	expect_rc "default body" 0 report
+	expect_grep "the report is taken against the PR's base" "$TMP/report.err" \
+		"body from 'ciprof report --base main' (the pull request's target branch)"
+	expect_eq "the posted body is the report" \
+		"$(forge_query "$FORGE_LOG" '[r["body"]["body"].startswith("<!-- ciprof-report -->\n") and "ciprof" in r["body"]["body"] for r in reqs if r["method"] == "POST"]')" "[True]"
+	EXTRA_ENV="CIPROF_DB=$TMP/db/none.db" gh report_nodb --strict
+	expect_rc "no database: not posted, --strict" 3 report_nodb
+	expect_grep "the report's failure is said" "$TMP/report_nodb.err" "'ciprof report --format md --base main' failed"
+	forge_stop_all
+else
+	echo "note [$TEST_NAME]: default body not tested: ciprof run cannot sample here ($(head -n1 "$TMP/run.err"))"
+fi
+
+# --- 11. usage errors ---------------------------------------------------------------------
 run_capture usage "$CIPROF" comment --provider bitbucket
 expect_rc "unknown provider" 2 usage
 run_capture nofile env -i PATH="$PATH" "$CIPROF" comment --provider github --body-file "$TMP/none.md"

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# ci-templates/: every YAML file parses (python3-yaml) and has the keys its CI requires: the
+# composite action's inputs and steps, the example workflows' triggers and permissions (the
+# fork companion never checks out code), the GitLab template's cache, rules and exposed
+# artifacts; no ${{ }} expression is pasted into a shell script; the packages the templates
+# install are scripts/setup's. The end-to-end runs are test_ci_templates_github/gitlab.sh.
+source "$(dirname "$0")/lib.sh"
+
+python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml is missing (scripts/setup installs it)"
+
+python3 - "$CIPROF_SRC" <<'PY' || check_failed "template checks (see above)"
+import glob, os, re, sys
+import yaml
+
+src = sys.argv[1]
+tpl = os.path.join(src, "ci-templates")
+problems = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        problems.append(what)
+
+
+files = sorted(glob.glob(f"{tpl}/**/*.yml", recursive=True))
+check(len(files) >= 5, f"{len(files)} YAML files under ci-templates/")
+docs = {}
+for f in files:
+    try:
+        docs[os.path.relpath(f, tpl)] = yaml.safe_load(open(f))
+        check(True, f"{os.path.relpath(f, src)} parses")
+    except yaml.YAMLError as e:
+        check(False, f"{os.path.relpath(f, src)} parses: {e}")
+
+
+def on(doc):  # YAML 1.1 reads the key `on` as True
+    return doc.get("on", doc.get(True)) or {}
+
+
+def run_steps(steps):
+    return [s for s in steps if "run" in s]
+
+
+# --- the composite action -------------------------------------------------------------
+a = docs["github/action.yml"]
+check(a.get("name") and a.get("description"), "action.yml has name and description")
+check(a["runs"]["using"] == "composite", "action.yml is a composite action")
+inputs = a.get("inputs", {})
+for i in ("command", "base-branch", "hz", "comment", "fail-on-regression", "token",
+          "database-cache-key"):
+    check(i in inputs and "description" in inputs[i], f"action input {i}")
+check(inputs["token"]["default"] == "${{ github.token }}", "token defaults to github.token")
+steps = a["runs"]["steps"]
+for s in run_steps(steps):
+    check(s.get("shell") == "bash", f"step '{s.get('name')}' says shell: bash")
+    check("${{" not in s["run"], f"step '{s.get('name')}': no expression in its script")
+text = open(f"{tpl}/github/action.yml").read()
+used_inputs = set(re.findall(r"inputs\.([A-Za-z0-9_-]+)", text))
+check(used_inputs <= set(inputs), f"every inputs.X used is declared ({sorted(used_inputs - set(inputs))})")
+uses = [s["uses"].split("@")[0] for s in steps if "uses" in s]
+for u in ("actions/cache/restore", "actions/cache/save", "actions/upload-artifact"):
+    check(u in uses, f"action uses {u}")
+restore = next(s for s in steps if s.get("uses", "").startswith("actions/cache/restore"))
+check("restore-keys" in restore["with"] and "base-branch" in restore["with"]["key"],
+      "the cache is keyed on the base branch, with restore-keys")
+save = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save"))
+check("save == 'true'" in save.get("if", ""), "the cache is saved only on the base branch")
+scripts = "\n".join(s["run"] for s in run_steps(steps))
+check("sysctl -w kernel.perf_event_paranoid=2" in scripts, "perf_event_paranoid is lowered")
+check("ciprof run" in scripts and "ciprof report" in scripts and "ciprof comment" in scripts,
+      "the action runs, reports and comments")
+check('GITHUB_STEP_SUMMARY' in scripts or "ciprof comment" in scripts, "job summary written")
+check(all(k in a.get("outputs", {}) for k in ("verdict", "report-dir")), "action outputs")
+
+# --- example workflows ------------------------------------------------------------------
+w = docs["github/workflows/ciprof.yml"]
+check("pull_request" in on(w) and "push" in on(w), "ciprof.yml runs on pull_request and push")
+check(w.get("permissions", {}).get("pull-requests") == "write", "ciprof.yml may comment")
+job = next(iter(w["jobs"].values()))
+check(any("ci-templates/github" in s.get("uses", "") for s in job["steps"]),
+      "ciprof.yml uses the action")
+c = docs["github/workflows/ciprof-comment.yml"]
+check("workflow_run" in on(c) and on(c)["workflow_run"].get("types") == ["completed"],
+      "ciprof-comment.yml runs on workflow_run completed")
+check(on(c)["workflow_run"].get("workflows") == [w["name"]],
+      "ciprof-comment.yml follows ciprof.yml by its name")
+perms = c.get("permissions", {})
+check(perms.get("pull-requests") == "write" and perms.get("actions") == "read",
+      "ciprof-comment.yml: pull-requests write, actions read")
+cjob = next(iter(c["jobs"].values()))
+check(not any(s.get("uses", "").startswith("actions/checkout") for s in cjob["steps"]),
+      "ciprof-comment.yml never checks out the pull request's code")
+check(any(s.get("uses", "").startswith("actions/download-artifact") for s in cjob["steps"]),
+      "ciprof-comment.yml downloads the report artifact")
+action_step = next(s for s in cjob["steps"] if "ci-templates/github" in s.get("uses", ""))
+check({"body-file", "pr-number", "pr-head-sha"} <= set(action_step["with"]),
+      "ciprof-comment.yml posts in comment-only mode with the head commit checked")
+for wf in (w, c):
+    for j in wf["jobs"].values():
+        for s in run_steps(j["steps"]):
+            check("${{" not in s["run"], f"workflow step '{s.get('name')}': no expression in its script")
+
+# --- GitLab -------------------------------------------------------------------------------
+g = docs["gitlab/ciprof.gitlab-ci.yml"]
+j = g[".ciprof"]
+check(isinstance(j.get("script"), list) and isinstance(j.get("before_script"), list),
+      ".ciprof has before_script and script")
+check("CI_DEFAULT_BRANCH" in j["cache"]["key"], "the cache is keyed on the default branch")
+check(j["cache"]["policy"].startswith("$"), "the cache policy comes from the rules")
+pol = {r["variables"]["CIPROF_CACHE_POLICY"] for r in j["rules"]}
+check(pol == {"pull", "pull-push"}, "merge requests pull, the default branch pushes")
+art = j["artifacts"]
+check(art.get("expose_as") and all(p.endswith("/") for p in art["paths"]),
+      "artifacts exposed in the merge request (directory paths end with /)")
+check(art.get("when") == "always", "artifacts kept when the job fails")
+gscripts = "\n".join(j["before_script"] + j["script"])
+check("ciprof comment --provider gitlab" in gscripts, "the job posts the MR note")
+check("privileged" in open(f"{tpl}/gitlab/ciprof.gitlab-ci.yml").read(), "the runner note is there")
+e = docs["gitlab/example.gitlab-ci.yml"]
+check("include" in e and e["ciprof"]["extends"] == ".ciprof", "the example includes and extends .ciprof")
+
+# --- packages -------------------------------------------------------------------------------
+setup = open(os.path.join(src, "scripts/setup")).read()
+setup_pkgs = set(re.search(r"packages=\((.*?)\n\)", setup, re.S).group(1).split())
+for name, body in (("action.yml", scripts), ("ciprof.gitlab-ci.yml", gscripts)):
+    m = re.search(r'packages="([^"]*)"', body)
+    pk = set(m.group(1).split()) if m else set()
+    check(pk and pk <= setup_pkgs, f"{name} installs only scripts/setup's packages ({sorted(pk - setup_pkgs)})")
+
+sys.exit(1 if problems else 0)
+PY
+ok "templates checked"
+finish
