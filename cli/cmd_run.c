@@ -109,11 +109,9 @@ static int run_opt(void *ctx, int id, const char *arg)
 			a->ropts.backend = RUNNER_BACKEND_AUTO;
 		else if (!strcmp(arg, "perf"))
 			a->ropts.backend = RUNNER_BACKEND_PERF;
-		else if (!strcmp(arg, "preload")) {
-			cli_usage_error("run", "the preload backend is not built yet; use "
-			                       "--backend perf (or auto)");
-			return -1;
-		} else {
+		else if (!strcmp(arg, "preload"))
+			a->ropts.backend = RUNNER_BACKEND_PRELOAD;
+		else {
 			cli_usage_error("run", "--backend takes auto, perf or preload, not '%s'",
 			                arg);
 			return -1;

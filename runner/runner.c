@@ -2,6 +2,7 @@
 #include "runner/runner.h"
 #include "common/error.h"
 #include "runner/perf.h"
+#include "runner/preload_backend.h"
 
 void runner_opts_init(struct runner_opts *o)
 {
@@ -22,10 +23,17 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 	if (opts->hz < RUNNER_HZ_MIN || opts->hz > RUNNER_HZ_MAX)
 		return cp_error("sampling rate %d Hz is outside %d..%d", opts->hz, RUNNER_HZ_MIN,
 		                RUNNER_HZ_MAX);
-	if (opts->backend == RUNNER_BACKEND_PRELOAD)
-		return cp_error("the preload backend is not built yet");
 	if (opts->unwind == RUNNER_UNWIND_DWARF)
 		return cp_error("--unwind dwarf is not built yet");
-	/* auto: perf is the only backend so far; its refusal is diagnosed, not worked around. */
-	return perf_backend_run(out, opts);
+	if (opts->backend == RUNNER_BACKEND_PRELOAD)
+		return preload_backend_run(out, opts);
+	int r = perf_backend_run(out, opts);
+	if (r != RUNNER_ERR_REFUSED || opts->backend != RUNNER_BACKEND_AUTO)
+		return r;
+	/* auto: perf_event_open refused (containers, paranoid kernels): the LD_PRELOAD
+	 * sampler instead, which walks frame pointers only. */
+	struct runner_opts fallback = *opts;
+	fallback.unwind = RUNNER_UNWIND_FP;
+	preload_announce_fallback(opts->unwind == RUNNER_UNWIND_DWARF);
+	return preload_backend_run(out, &fallback);
 }

@@ -1,0 +1,1120 @@
+/* The LD_PRELOAD backend, runner side (see preload_backend.h and docs/preload.md).
+ *
+ * The command runs with libciprof-preload.so in LD_PRELOAD and a fresh directory in
+ * CIPROF_PRELOAD_DIR. Each process image creates one sample file there. Every 50 ms the
+ * runner reads what each file's rings hold between tail and head (pread: a truncated or
+ * scribbled file gives an error, never a crash), advances the tails, and queues the samples;
+ * they are processed in timestamp order one round later, as the perf backend does, so that
+ * marks and output markers apply at the right time. Memory follows the live processes and
+ * the distinct stacks, not the run's length.
+ *
+ * Start, memory-map and thread records are applied as soon as they are read, so that the
+ * samples that follow resolve; a new image of a pid that had one (an exec, or a reused pid)
+ * first has every queued sample older than itself processed. An image is done when its
+ * process is gone (/proc/PID/stat missing, a zombie, or another start time) or when a newer
+ * image of its pid appeared; its file is then read a last time and removed.
+ *
+ * Programs LD_PRELOAD cannot reach (static, set-ID) are found by the exec records of their
+ * parent (which checks the program it execs) and by the runner for the command itself; an
+ * exec after which no image of that pid appeared is reported by name as unsampled. */
+#include "runner/preload_backend.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+#include "runner/aggregate.h"
+#include "runner/launch.h"
+#include "runner/perf.h"
+#include "runner/preload/elfcheck.h"
+#include "runner/proctree.h"
+#include "runner/symbolize.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ROUND_MS        50
+#define EXPECT_GRACE_NS 200000000ULL   /* before asking whether an exec'd pid is gone */
+#define RECENT_KEEP_NS  10000000000ULL /* how long image starts are remembered */
+#define MAX_WEIGHT      (1u << 20)
+
+/* ---- parsing ---- */
+
+static int bad(const char *name, uint64_t off, const char *what)
+{
+	return cp_error("%s: offset %llu: %s", name, (unsigned long long)off, what);
+}
+
+int pl_parse_record(const unsigned char *rec, size_t len, struct pl_view *out, const char *name,
+                    uint64_t off)
+{
+	struct pl_rec h;
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(h))
+		return bad(name, off, "record shorter than its header");
+	memcpy(&h, rec, sizeof(h));
+	if (h.size != len)
+		return bad(name, off, "record size disagrees with its header");
+	out->type = h.type;
+	out->flags = h.flags;
+	out->time = h.time;
+	switch (h.type) {
+	case PL_REC_SAMPLE: {
+		struct pl_sample s;
+		if (len < sizeof(s))
+			return bad(name, off, "sample record too short");
+		memcpy(&s, rec, sizeof(s));
+		if (s.nframes > PL_MAX_FRAMES)
+			return bad(name, off, "sample with more frames than the sampler takes");
+		if (len != sizeof(s) + 8 * (size_t)s.nframes)
+			return bad(name, off, "sample size disagrees with its frame count");
+		if (s.weight < 1 || s.weight > MAX_WEIGHT)
+			return bad(name, off, "sample weight out of range");
+		if (s.tid <= 0)
+			return bad(name, off, "sample with an invalid thread id");
+		out->u.sample.tid = s.tid;
+		out->u.sample.nframes = s.nframes;
+		out->u.sample.weight = s.weight;
+		out->u.sample.ips = rec + sizeof(s);
+		return 0;
+	}
+	case PL_REC_START: {
+		struct pl_start s;
+		if (len < sizeof(s))
+			return bad(name, off, "start record too short");
+		memcpy(&s, rec, sizeof(s));
+		uint64_t total = (uint64_t)s.comm_len + s.exe_len + s.cwd_len + s.argv_len;
+		if (total > len - sizeof(s))
+			return bad(name, off, "start record strings overrun the record");
+		if (s.pid <= 0 || s.ppid < 0)
+			return bad(name, off, "start record with an invalid pid");
+		if (!(h.flags & (PL_START_FORK | PL_START_EXEC)))
+			return bad(name, off, "start record neither fork nor exec");
+		const char *p = (const char *)rec + sizeof(s);
+		out->u.start.pid = s.pid;
+		out->u.start.ppid = s.ppid;
+		out->u.start.comm = p;
+		out->u.start.comm_len = s.comm_len;
+		out->u.start.exe = p += s.comm_len;
+		out->u.start.exe_len = s.exe_len;
+		out->u.start.cwd = p += s.exe_len;
+		out->u.start.cwd_len = s.cwd_len;
+		out->u.start.argv = p + s.cwd_len;
+		out->u.start.argv_len = s.argv_len;
+		return 0;
+	}
+	case PL_REC_MAPS:
+	case PL_REC_NOTE: {
+		struct pl_text t;
+		if (len < sizeof(t))
+			return bad(name, off, "text record too short");
+		memcpy(&t, rec, sizeof(t));
+		if (t.len > len - sizeof(t))
+			return bad(name, off, "text overruns its record");
+		out->u.text.text = (const char *)rec + sizeof(t);
+		out->u.text.len = t.len;
+		return 0;
+	}
+	case PL_REC_THREAD: {
+		struct pl_thread t;
+		if (len < sizeof(t))
+			return bad(name, off, "thread record too short");
+		memcpy(&t, rec, sizeof(t));
+		if (t.tid <= 0)
+			return bad(name, off, "thread record with an invalid thread id");
+		out->u.thread.tid = t.tid;
+		return 0;
+	}
+	case PL_REC_EXEC: {
+		struct pl_exec e;
+		if (len < sizeof(e))
+			return bad(name, off, "exec record too short");
+		memcpy(&e, rec, sizeof(e));
+		if (e.path_len > len - sizeof(e))
+			return bad(name, off, "exec path overruns its record");
+		if (e.pid <= 0)
+			return bad(name, off, "exec record with an invalid pid");
+		out->u.exec.pid = e.pid;
+		out->u.exec.path = (const char *)rec + sizeof(e);
+		out->u.exec.len = e.path_len;
+		return 0;
+	}
+	default:
+		return 0; /* a later version's record: skipped */
+	}
+}
+
+int pl_parse_ring(const unsigned char *buf, size_t len, uint64_t pos, uint32_t ring_size,
+                  uint64_t ring_offset, const char *name, pl_record_fn fn, void *ctx)
+{
+	size_t i = 0;
+	while (i < len) {
+		uint64_t at = (pos + i) & (ring_size - 1);
+		uint64_t off = ring_offset + at;
+		struct pl_rec h;
+		if ((at & 7) || len - i < 8)
+			return bad(name, off, "incomplete record header");
+		memcpy(&h, buf + i, 8); /* type, flags, size: a PAD may be just these */
+		if (h.size < 8 || (h.size & 7))
+			return bad(name, off, "record size not a positive multiple of 8");
+		if (h.size > ring_size - at)
+			return bad(name, off, "record runs past the end of its ring");
+		if (h.size > len - i)
+			return bad(name, off, "record runs past the ring's head");
+		if (h.type == PL_REC_PAD) {
+			if (h.size != ring_size - at)
+				return bad(name, off, "padding that does not reach the ring's end");
+			i += h.size;
+			continue;
+		}
+		struct pl_view v;
+		if (pl_parse_record(buf + i, h.size, &v, name, off) < 0)
+			return -1;
+		if (fn && fn(ctx, &v, buf + i, h.size))
+			return -1;
+		i += h.size;
+	}
+	return 0;
+}
+
+static int is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+int pl_check_header(const unsigned char *buf, size_t len, uint64_t file_size, const char *name,
+                    struct pl_header *out)
+{
+	struct pl_header h;
+	if (len < sizeof(h))
+		return bad(name, 0, "file shorter than a sample-file header");
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, PL_MAGIC, 8))
+		return bad(name, 0, "not a ciprof preload sample file (bad magic)");
+	if (h.version != PL_VERSION)
+		return cp_error("%s: offset 8: sample-file version %u, this ciprof reads %u", name,
+		                h.version, PL_VERSION);
+	if (h.nslots < 1 || h.nslots > PL_MAX_SLOTS)
+		return bad(name, 16, "ring count out of range");
+	if (h.header_size != pl_header_size(h.nslots))
+		return bad(name, 12, "header size disagrees with the ring count");
+	if (!is_pow2(h.ring_size) || h.ring_size < PL_MIN_RING_SIZE ||
+	    h.ring_size > PL_MAX_RING_SIZE || h.ring_size < 2 * PL_MAX_RECORD)
+		return bad(name, 20, "sample ring size out of range or not a power of two");
+	if (!is_pow2(h.event_ring_size) || h.event_ring_size < 2 * PL_MAX_EVENT ||
+	    h.event_ring_size > PL_MAX_RING_SIZE)
+		return bad(name, 24, "event ring size out of range or not a power of two");
+	if (h.pid <= 0)
+		return bad(name, 28, "invalid pid");
+	if (file_size < pl_file_size(&h))
+		return cp_error("%s: the file holds %llu bytes, its header describes %llu", name,
+		                (unsigned long long)file_size,
+		                (unsigned long long)pl_file_size(&h));
+	*out = h;
+	return 0;
+}
+
+static uint32_t ring_bytes(const struct pl_header *h, uint32_t i)
+{
+	return i == 0 ? h->event_ring_size : h->ring_size;
+}
+
+/* The slot table entry i of a header held in memory. */
+static struct pl_slot slot_copy(const unsigned char *hdr, uint32_t i)
+{
+	struct pl_slot s;
+	memcpy(&s, hdr + PL_SLOT_TABLE_OFFSET + (size_t)i * sizeof(s), sizeof(s));
+	return s;
+}
+
+/* Checks that [tail, head) is a possible span of ring i. */
+static int check_span(const struct pl_header *h, uint32_t i, uint64_t tail, uint64_t head,
+                      const char *name)
+{
+	if (head < tail || head - tail > ring_bytes(h, i))
+		return cp_error(
+		        "%s: offset %llu: ring %u's head %llu and tail %llu are more than "
+		        "the ring apart",
+		        name,
+		        (unsigned long long)(PL_SLOT_TABLE_OFFSET + i * sizeof(struct pl_slot)), i,
+		        (unsigned long long)head, (unsigned long long)tail);
+	return 0;
+}
+
+int pl_parse_file(const unsigned char *buf, size_t len, const char *name, pl_record_fn fn,
+                  void *ctx)
+{
+	struct pl_header h;
+	if (pl_check_header(buf, len, len, name, &h) < 0)
+		return -1;
+	unsigned char *lin = NULL;
+	int ret = 0;
+	for (uint32_t i = 0; i <= h.nslots && ret == 0; i++) {
+		struct pl_slot s = slot_copy(buf, i);
+		if (check_span(&h, i, s.tail, s.head, name) < 0) {
+			ret = -1;
+			break;
+		}
+		uint32_t size = ring_bytes(&h, i);
+		uint64_t used = s.head - s.tail, at = s.tail & (size - 1);
+		const unsigned char *ring = buf + pl_ring_offset(&h, i);
+		lin = xrealloc(lin, used ? used : 1);
+		uint64_t first = size - at < used ? size - at : used;
+		memcpy(lin, ring + at, first);
+		memcpy(lin + first, ring, used - first);
+		ret = pl_parse_ring(lin, used, s.tail, size, pl_ring_offset(&h, i), name, fn, ctx);
+	}
+	free(lin);
+	return ret;
+}
+
+/* ---- finding the library ---- */
+
+char *preload_find_library(void)
+{
+	const char *env = getenv("CIPROF_PRELOAD_LIB");
+	char buf[PATH_MAX];
+	if (env && *env) {
+		if (!realpath(env, buf)) {
+			cp_error_errno("CIPROF_PRELOAD_LIB names %s", env);
+			return NULL;
+		}
+		return xstrdup(buf);
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *next_to = NULL;
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			next_to = xasprintf("%s/libciprof-preload.so", exe);
+			if (access(next_to, R_OK) == 0 && realpath(next_to, buf)) {
+				free(next_to);
+				return xstrdup(buf);
+			}
+		}
+	}
+#ifdef CIPROF_PRELOAD_INSTALLED
+	const char *installed = CIPROF_PRELOAD_INSTALLED;
+#else
+	const char *installed = "/usr/local/lib/ciprof/libciprof-preload.so";
+#endif
+	if (access(installed, R_OK) == 0 && realpath(installed, buf)) {
+		free(next_to);
+		return xstrdup(buf);
+	}
+	cp_error("the LD_PRELOAD sampler libciprof-preload.so was not found (looked at %s and "
+	         "%s); build the ciprof-preload target or set CIPROF_PRELOAD_LIB to its path",
+	         next_to ? next_to : "the ciprof binary's folder", installed);
+	free(next_to);
+	return NULL;
+}
+
+/* ---- the announcement of a fallback ---- */
+
+void preload_announce_fallback(int dwarf)
+{
+	struct perf_refusal r;
+	perf_last_refusal(&r);
+	log_verbose("%s", cp_last_error());
+	char cause[128];
+	const char *ename = strerrorname_np(r.err);
+	if (!ename)
+		ename = "an error";
+	if (r.in_mmap)
+		snprintf(cause, sizeof(cause), "locked-memory budget for its ring buffers");
+	else if ((r.err == EPERM || r.err == EACCES || r.err == ENOSYS) && r.seccomp == 2)
+		snprintf(cause, sizeof(cause), "seccomp filter: %s", ename);
+	else if ((r.err == EPERM || r.err == EACCES) && r.paranoid > 2 && !r.privileged)
+		snprintf(cause, sizeof(cause), "kernel.perf_event_paranoid=%d", r.paranoid);
+	else if (r.err == ENOSYS)
+		snprintf(cause, sizeof(cause), "ENOSYS: no perf events in this kernel");
+	else
+		snprintf(cause, sizeof(cause), "%s", ename);
+	log_info("perf_event_open refused (%s); sampling with the LD_PRELOAD backend%s", cause,
+	         dwarf ? " (frame pointers: --unwind dwarf needs perf)" : "");
+}
+
+/* ---- the session ---- */
+
+struct image {
+	char *name; /* file name in the directory */
+	int fd;
+	struct pl_header h;
+	unsigned char *hmap; /* header and slot table, shared with the process */
+	pid_t pid;
+	int superseded; /* a newer image of the pid exists: an exec */
+	int broken;     /* a malformed record: no more reading */
+	uint64_t last_time;
+};
+
+struct pending {
+	uint64_t time, seq;
+	pid_t pid;
+	int exit;           /* a pseudo-record: the process ended */
+	unsigned char *rec; /* owned copy of a sample record, or NULL */
+	size_t len;
+};
+
+struct expect {
+	pid_t pid;
+	uint64_t time, seen_at;
+	uint32_t flags;
+	char *path;
+};
+
+struct recent {
+	pid_t pid;
+	uint64_t start, seen_at;
+};
+
+struct unsampled {
+	char *path;
+	uint32_t flags;
+	uint64_t count;
+};
+
+struct note {
+	char *text;
+	char *proc;
+	uint64_t count;
+};
+
+struct psession {
+	const struct runner_opts *opts;
+	struct profile *prof;
+	struct proctree tree;
+	struct aggregator agg;
+	struct attrib attrib;
+	struct markers markers;
+	char *dir;
+	int dirfd;
+	struct image **img;
+	size_t nimg, img_alloc;
+	struct pending *pend;
+	size_t npend, pend_alloc;
+	uint64_t seq, prev_round_max, round_max;
+	unsigned char *scratch;
+	size_t scratch_alloc;
+	struct expect *exp;
+	size_t nexp, exp_alloc;
+	struct recent *recent;
+	size_t nrecent, recent_alloc;
+	struct unsampled *uns;
+	size_t nuns, uns_alloc;
+	struct note *notes;
+	size_t nnotes, notes_alloc;
+	uint64_t samples, lost, bad_files, threads_unsampled, events_lost;
+	uint64_t period_ns;
+	struct image *cur; /* the image whose rings are being read */
+};
+
+static struct image *image_of_pid(struct psession *s, pid_t pid)
+{
+	for (size_t i = s->nimg; i > 0; i--)
+		if (s->img[i - 1]->pid == pid && !s->img[i - 1]->superseded)
+			return s->img[i - 1];
+	return NULL;
+}
+
+static void add_unsampled(struct psession *s, const char *path, uint32_t flags)
+{
+	flags &= PL_EXEC_STATIC | PL_EXEC_SETID;
+	for (size_t i = 0; i < s->nuns; i++)
+		if (s->uns[i].flags == flags && !strcmp(s->uns[i].path, path)) {
+			s->uns[i].count++;
+			return;
+		}
+	ALLOC_GROW(s->uns, s->nuns + 1, s->uns_alloc);
+	s->uns[s->nuns++] = (struct unsampled){xstrdup(path), flags, 1};
+}
+
+static void add_note(struct psession *s, const char *text, size_t len, const char *proc)
+{
+	char *t = xstrndup(text, len);
+	for (size_t i = 0; i < s->nnotes; i++)
+		if (!strcmp(s->notes[i].text, t)) {
+			s->notes[i].count++;
+			free(t);
+			return;
+		}
+	ALLOC_GROW(s->notes, s->nnotes + 1, s->notes_alloc);
+	s->notes[s->nnotes++] = (struct note){t, xstrdup(proc), 1};
+}
+
+/* An image of pid started at start: it satisfies the exec records it followed. */
+static void image_started(struct psession *s, pid_t pid, uint64_t start)
+{
+	uint64_t now = launch_now_ns();
+	ALLOC_GROW(s->recent, s->nrecent + 1, s->recent_alloc);
+	s->recent[s->nrecent++] = (struct recent){pid, start, now};
+	size_t k = 0;
+	for (size_t i = 0; i < s->nexp; i++) {
+		if (s->exp[i].pid == pid && s->exp[i].time <= start) {
+			free(s->exp[i].path);
+			continue;
+		}
+		s->exp[k++] = s->exp[i];
+	}
+	s->nexp = k;
+}
+
+static void on_exec(struct psession *s, const struct pl_view *v)
+{
+	pid_t pid = v->u.exec.pid;
+	if (v->flags & PL_EXEC_FAILED) {
+		/* The newest expectation for this pid is void: the image goes on. */
+		for (size_t i = s->nexp; i > 0; i--)
+			if (s->exp[i - 1].pid == pid) {
+				free(s->exp[i - 1].path);
+				memmove(&s->exp[i - 1], &s->exp[i],
+				        (s->nexp - i) * sizeof(*s->exp));
+				s->nexp--;
+				break;
+			}
+		return;
+	}
+	for (size_t i = 0; i < s->nrecent; i++)
+		if (s->recent[i].pid == pid && s->recent[i].start >= v->time)
+			return; /* its image is already here */
+	ALLOC_GROW(s->exp, s->nexp + 1, s->exp_alloc);
+	s->exp[s->nexp++] = (struct expect){pid, v->time, launch_now_ns(), v->flags,
+	                                    xstrndup(v->u.exec.path, v->u.exec.len)};
+}
+
+/* Splits NUL-separated arguments into a NULL-terminated argv (owned). */
+static char **split_argv(const char *p, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += p[i] == '\0';
+	if (len && p[len - 1] != '\0')
+		n++;
+	char **argv = xcalloc(n + 1, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; i < len && k < n;) {
+		size_t l = strnlen(p + i, len - i);
+		argv[k++] = xstrndup(p + i, l);
+		i += l + 1;
+	}
+	return argv;
+}
+
+static void on_start(struct psession *s, const struct pl_view *v)
+{
+	pid_t pid = v->u.start.pid;
+	if (v->flags & PL_START_FORK) {
+		proctree_fork(&s->tree, pid, v->u.start.ppid, pid, v->u.start.ppid);
+		attrib_proc_fork(&s->attrib, pid, v->u.start.ppid);
+		return;
+	}
+	char *comm = xstrndup(v->u.start.comm, v->u.start.comm_len);
+	if (!*comm) {
+		free(comm);
+		char *exe = xstrndup(v->u.start.exe, v->u.start.exe_len);
+		comm = xstrdup(launch_basename(exe));
+		free(exe);
+	}
+	proctree_comm(&s->tree, pid, pid, comm, 1);
+	free(comm);
+	if (s->attrib.nctest && v->u.start.argv_len) {
+		char **argv = split_argv(v->u.start.argv, v->u.start.argv_len);
+		char *cwd = xstrndup(v->u.start.cwd, v->u.start.cwd_len);
+		launch_ctest_match(&s->attrib, pid, argv, cwd);
+		free(cwd);
+		for (char **a = argv; *a; a++)
+			free(*a);
+		free(argv);
+	}
+}
+
+static int on_record(void *ctx, const struct pl_view *v, const unsigned char *raw, size_t len)
+{
+	struct psession *s = ctx;
+	struct image *im = s->cur;
+	if (v->time > im->last_time)
+		im->last_time = v->time;
+	switch (v->type) {
+	case PL_REC_SAMPLE: {
+		ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
+		unsigned char *copy = xmalloc(len);
+		memcpy(copy, raw, len);
+		s->pend[s->npend++] = (struct pending){v->time, s->seq++, im->pid, 0, copy, len};
+		if (v->time > s->round_max)
+			s->round_max = v->time;
+		break;
+	}
+	case PL_REC_START:
+		if (v->u.start.pid != im->pid)
+			return cp_error("%s: a start record for pid %d in the file of pid %d",
+			                im->name, (int)v->u.start.pid, (int)im->pid);
+		on_start(s, v);
+		break;
+	case PL_REC_MAPS: {
+		struct proc *p = proctree_get(&s->tree, im->pid, "[unknown]");
+		char *text = xstrndup(v->u.text.text, v->u.text.len);
+		proctree_load_procfs_maps(&s->tree, p, text);
+		free(text);
+		break;
+	}
+	case PL_REC_THREAD:
+		if (v->flags & PL_THREAD_BEGIN)
+			proctree_fork(&s->tree, im->pid, im->pid, v->u.thread.tid, im->pid);
+		break;
+	case PL_REC_EXEC:
+		on_exec(s, v);
+		break;
+	case PL_REC_NOTE: {
+		struct proc *p = proctree_find(&s->tree, im->pid);
+		add_note(s, v->u.text.text, v->u.text.len, p ? p->name : "?");
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Reads whatever is between tail and head in every ring of the image and advances the
+ * tails. A malformed record stops reading this file for good (warned once). */
+static void read_image(struct psession *s, struct image *im)
+{
+	if (im->broken)
+		return;
+	s->cur = im;
+	for (uint32_t i = 0; i <= im->h.nslots; i++) {
+		struct pl_slot *slot = (struct pl_slot *)(im->hmap + PL_SLOT_TABLE_OFFSET) + i;
+		uint64_t head = __atomic_load_n(&slot->head, __ATOMIC_ACQUIRE);
+		uint64_t tail = __atomic_load_n(&slot->tail, __ATOMIC_RELAXED);
+		if (head == tail)
+			continue;
+		if (check_span(&im->h, i, tail, head, im->name) < 0)
+			goto broken;
+		uint32_t size = ring_bytes(&im->h, i);
+		uint64_t used = head - tail, at = tail & (size - 1);
+		uint64_t roff = pl_ring_offset(&im->h, i);
+		if (used > s->scratch_alloc) {
+			s->scratch = xrealloc(s->scratch, used);
+			s->scratch_alloc = used;
+		}
+		uint64_t first = size - at < used ? size - at : used;
+		if (pread(im->fd, s->scratch, first, (off_t)(roff + at)) != (ssize_t)first ||
+		    (used > first && pread(im->fd, s->scratch + first, used - first, (off_t)roff) !=
+		                             (ssize_t)(used - first))) {
+			cp_error("%s: offset %llu: cannot read %llu bytes of ring %u", im->name,
+			         (unsigned long long)(roff + at), (unsigned long long)used, i);
+			goto broken;
+		}
+		if (pl_parse_ring(s->scratch, used, tail, size, roff, im->name, on_record, s) < 0)
+			goto broken;
+		__atomic_store_n(&slot->tail, head, __ATOMIC_RELEASE);
+	}
+	return;
+broken:
+	log_warn("preload sample file in %s: %s; the rest of this process's samples are "
+	         "skipped",
+	         s->dir, cp_last_error());
+	im->broken = 1;
+	s->bad_files++;
+}
+
+/* Whether pid still runs the process that started at proc_start (clock ticks). */
+static int proc_alive(pid_t pid, uint64_t proc_start)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	char state = p[2];
+	if (state == 'Z' || state == 'X' || state == 'x')
+		return 0;
+	if (!proc_start)
+		return 1;
+	p += 2;
+	for (int field = 3; field < 22 && *p; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10) == proc_start;
+}
+
+static void close_image(struct psession *s, struct image *im)
+{
+	struct pl_header *h = (struct pl_header *)im->hmap;
+	for (uint32_t i = 1; i <= im->h.nslots; i++) {
+		struct pl_slot *slot = (struct pl_slot *)(im->hmap + PL_SLOT_TABLE_OFFSET) + i;
+		s->lost += slot->lost;
+	}
+	s->threads_unsampled += h->threads_unsampled;
+	s->events_lost += h->events_lost;
+	munmap(im->hmap, im->h.header_size);
+	close(im->fd);
+	unlinkat(s->dirfd, im->name, 0);
+	free(im->name);
+	free(im);
+}
+
+/* The image is done: read it a last time; unless it exec'd, its process ended, which is
+ * processed after its last sample. */
+static void finish_image(struct psession *s, size_t idx)
+{
+	struct image *im = s->img[idx];
+	read_image(s, im);
+	if (!im->superseded) {
+		ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
+		s->pend[s->npend++] =
+		        (struct pending){im->last_time + 1, s->seq++, im->pid, 1, NULL, 0};
+	}
+	close_image(s, im);
+	memmove(&s->img[idx], &s->img[idx + 1], (s->nimg - idx - 1) * sizeof(*s->img));
+	s->nimg--;
+}
+
+/* ---- processing, in time order ---- */
+
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void handle_sample(struct psession *s, const struct pending *pe)
+{
+	struct pl_view v;
+	if (pl_parse_record(pe->rec, pe->len, &v, "queued sample", 0) < 0)
+		return; /* parsed once already */
+	struct proc *p = proctree_get(&s->tree, pe->pid, "[unknown]");
+	/* An address in no known mapping (a library loaded since the last memory-map record)
+	 * may be looked up in /proc/PID/maps, but only while that pid still runs this image. */
+	struct image *im = image_of_pid(s, pe->pid);
+	s->tree.procfs_fallback = im && !im->broken;
+	uint64_t ips[PL_MAX_FRAMES], offsets[PL_MAX_FRAMES];
+	uint32_t dsos[PL_MAX_FRAMES];
+	uint32_t n = v.u.sample.nframes;
+	memcpy(ips, v.u.sample.ips, 8 * (size_t)n);
+	for (uint32_t i = 0; i < n; i++)
+		proctree_resolve(&s->tree, p, ips[i], &dsos[i], &offsets[i]);
+	uint32_t process = profile_intern(s->prof, p->name);
+	int weak;
+	uint32_t test = attrib_sample(&s->attrib, pe->pid, v.u.sample.tid, v.time, &weak);
+	aggregator_add(&s->agg, test, weak, process, dsos, offsets, n, v.u.sample.weight);
+	s->samples += v.u.sample.weight;
+}
+
+static void handle_exit(struct psession *s, pid_t pid)
+{
+	/* A newer image of this pid (pid reuse) must keep its maps and marks. */
+	if (image_of_pid(s, pid))
+		return;
+	proctree_exit(&s->tree, pid, pid);
+	attrib_proc_exit(&s->attrib, pid);
+}
+
+static void process_pending(struct psession *s, uint64_t limit)
+{
+	if (!s->npend)
+		return;
+	qsort(s->pend, s->npend, sizeof(*s->pend), pending_cmp);
+	/* Each live process may look in /proc once per round for a library it loaded. */
+	for (size_t i = 0; i < s->nimg; i++) {
+		struct proc *p = proctree_find(&s->tree, s->img[i]->pid);
+		if (p && !s->img[i]->superseded)
+			p->maps_from_procfs = 0;
+	}
+	size_t done = 0;
+	while (done < s->npend && s->pend[done].time <= limit) {
+		struct pending *pe = &s->pend[done++];
+		if (pe->exit)
+			handle_exit(s, pe->pid);
+		else
+			handle_sample(s, pe);
+		free(pe->rec);
+	}
+	memmove(s->pend, s->pend + done, (s->npend - done) * sizeof(*s->pend));
+	s->npend -= done;
+}
+
+/* ---- discovering files ---- */
+
+struct newfile {
+	char *name;
+	pid_t pid;
+	uint64_t start;
+};
+
+static int newfile_cmp(const void *a, const void *b)
+{
+	const struct newfile *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int known_name(struct psession *s, const char *name)
+{
+	for (size_t i = 0; i < s->nimg; i++)
+		if (!strcmp(s->img[i]->name, name))
+			return 1;
+	return 0;
+}
+
+/* Opens a new image file: the header checked, its header and slot table mapped. */
+static struct image *open_image(struct psession *s, const char *name)
+{
+	int fd = openat(s->dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	unsigned char hb[sizeof(struct pl_header)];
+	struct pl_header h;
+	int ok = fstat(fd, &st) == 0;
+	if (ok && pread(fd, hb, sizeof(hb), 0) != (ssize_t)sizeof(hb))
+		ok = cp_error("%s: shorter than a sample-file header", name) == 0;
+	else if (ok)
+		ok = pl_check_header(hb, sizeof(hb), (uint64_t)st.st_size, name, &h) == 0;
+	if (!ok) {
+		log_warn("preload sample file in %s: %s; skipped", s->dir, cp_last_error());
+		s->bad_files++;
+		close(fd);
+		unlinkat(s->dirfd, name, 0);
+		return NULL;
+	}
+	void *map = mmap(NULL, h.header_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	struct image *im = xcalloc(1, sizeof(*im));
+	im->name = xstrdup(name);
+	im->fd = fd;
+	im->h = h;
+	im->hmap = map;
+	im->pid = h.pid;
+	return im;
+}
+
+static void scan_dir(struct psession *s)
+{
+	DIR *d = fdopendir(dup(s->dirfd));
+	if (!d)
+		return;
+	rewinddir(d);
+	struct newfile *nf = NULL;
+	size_t n = 0, alloc = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		long long pid;
+		unsigned long long start;
+		int end = 0;
+		if (e->d_name[0] == '.' ||
+		    sscanf(e->d_name, "%lld-%llu.pl%n", &pid, &start, &end) != 2 ||
+		    e->d_name[end] != '\0' || known_name(s, e->d_name))
+			continue;
+		ALLOC_GROW(nf, n + 1, alloc);
+		nf[n++] = (struct newfile){xstrdup(e->d_name), (pid_t)pid, start};
+	}
+	closedir(d);
+	/* Parents before children, old images before the exec'd ones. */
+	qsort(nf, n, sizeof(*nf), newfile_cmp);
+	for (size_t i = 0; i < n; i++) {
+		struct image *im = open_image(s, nf[i].name);
+		free(nf[i].name);
+		if (!im)
+			continue;
+		/* An older image of this pid exec'd (or died and the pid came back): read it
+		 * out, then process everything older than the new image before it starts. */
+		for (size_t k = 0; k < s->nimg; k++)
+			if (s->img[k]->pid == im->pid && !s->img[k]->superseded) {
+				s->img[k]->superseded = 1;
+				read_image(s, s->img[k]);
+			}
+		process_pending(s, im->h.start_ns ? im->h.start_ns - 1 : 0);
+		ALLOC_GROW(s->img, s->nimg + 1, s->img_alloc);
+		s->img[s->nimg++] = im;
+		image_started(s, im->pid, im->h.start_ns);
+		read_image(s, im);
+	}
+	free(nf);
+}
+
+/* Exec'd pids that never showed an image and are gone: their programs went unsampled. */
+static void check_expectations(struct psession *s, int final)
+{
+	uint64_t now = launch_now_ns();
+	size_t k = 0;
+	for (size_t i = 0; i < s->nexp; i++) {
+		struct expect *x = &s->exp[i];
+		if (final || (now - x->seen_at > EXPECT_GRACE_NS && !proc_alive(x->pid, 0))) {
+			add_unsampled(s, x->path, x->flags);
+			free(x->path);
+			continue;
+		}
+		s->exp[k++] = *x;
+	}
+	s->nexp = k;
+	/* Forget image starts nothing can ask about any more. */
+	size_t drop = 0;
+	while (drop < s->nrecent && now - s->recent[drop].seen_at > RECENT_KEEP_NS)
+		drop++;
+	memmove(s->recent, s->recent + drop, (s->nrecent - drop) * sizeof(*s->recent));
+	s->nrecent -= drop;
+}
+
+/* One round: read every file, find new ones, retire finished ones, process what is due. */
+static void round_trip(struct psession *s, int final)
+{
+	s->round_max = 0;
+	for (size_t i = 0; i < s->nimg; i++)
+		read_image(s, s->img[i]);
+	scan_dir(s);
+	for (size_t i = 0; i < s->nimg;) {
+		struct image *im = s->img[i];
+		if (im->superseded || !proc_alive(im->pid, im->h.proc_start))
+			finish_image(s, i);
+		else
+			i++;
+	}
+	check_expectations(s, 0);
+	process_pending(s, final ? UINT64_MAX : s->prev_round_max);
+	if (s->round_max > s->prev_round_max)
+		s->prev_round_max = s->round_max;
+}
+
+/* ---- the run ---- */
+
+/* The environment the command gets: the sampler first in line after what LD_PRELOAD already
+ * holds (an AddressSanitizer runtime must stay first), and ASan told not to refuse to run
+ * after a preloaded library (docs/preload.md). */
+static char **child_env(const char *lib, const char *dir, int hz)
+{
+	char **env = xcalloc(5, sizeof(char *));
+	const char *pre = getenv("LD_PRELOAD");
+	env[0] = pre && *pre ? xasprintf("LD_PRELOAD=%s:%s", pre, lib)
+	                     : xasprintf("LD_PRELOAD=%s", lib);
+	env[1] = xasprintf("CIPROF_PRELOAD_DIR=%s", dir);
+	env[2] = xasprintf("CIPROF_PRELOAD_HZ=%d", hz);
+	const char *asan = getenv("ASAN_OPTIONS");
+	if (!asan || !*asan)
+		env[3] = xstrdup("ASAN_OPTIONS=verify_asan_link_order=0");
+	else if (!strstr(asan, "verify_asan_link_order"))
+		env[3] = xasprintf("ASAN_OPTIONS=%s:verify_asan_link_order=0", asan);
+	else
+		env[3] = NULL;
+	return env;
+}
+
+static void free_env(char **env)
+{
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+}
+
+/* The command itself: a static or set-ID program cannot be reached at all. */
+static void check_command(struct psession *s, const char *argv0)
+{
+	char found[PATH_MAX];
+	const char *path = argv0;
+	if (!strchr(argv0, '/')) {
+		path = NULL;
+		const char *env = getenv("PATH");
+		char *dirs = xstrdup(env ? env : "/usr/local/bin:/usr/bin:/bin");
+		for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d;
+		     d = strtok_r(NULL, ":", &save)) {
+			snprintf(found, sizeof(found), "%s/%s", *d ? d : ".", argv0);
+			if (access(found, X_OK) == 0) {
+				path = found;
+				break;
+			}
+		}
+		free(dirs);
+	}
+	if (!path)
+		return;
+	uint32_t flags = pl_exec_flags(path);
+	if (flags & (PL_EXEC_STATIC | PL_EXEC_SETID))
+		add_unsampled(s, path, flags);
+}
+
+static void report(struct psession *s)
+{
+	for (size_t i = 0; i < s->nuns; i++) {
+		const struct unsampled *u = &s->uns[i];
+		const char *why = (u->flags & PL_EXEC_STATIC)  ? "a static (or 32-bit) program"
+		                  : (u->flags & PL_EXEC_SETID) ? "a set-user/group-ID program"
+		                                               : "it never loaded the sampler";
+		char times[32] = "";
+		if (u->count > 1)
+			snprintf(times, sizeof(times), ", %llu runs", (unsigned long long)u->count);
+		log_warn("not sampled: %s (%s: LD_PRELOAD cannot reach it%s)", u->path, why, times);
+	}
+	for (size_t i = 0; i < s->nnotes; i++)
+		log_warn("%s (%s%s)", s->notes[i].text, s->notes[i].proc,
+		         s->notes[i].count > 1 ? ", and others" : "");
+	if (s->threads_unsampled)
+		log_warn("%llu threads were not sampled: a process ran more threads at once than "
+		         "the sampler has rings for (CIPROF_PRELOAD_SLOTS, at most %d)",
+		         (unsigned long long)s->threads_unsampled, PL_MAX_SLOTS);
+	if (s->events_lost)
+		log_warn("%llu sampler events were lost (memory maps, threads, execs): the runner "
+		         "fell behind",
+		         (unsigned long long)s->events_lost);
+	if (s->bad_files)
+		log_warn("%llu preload sample files were malformed (see above)",
+		         (unsigned long long)s->bad_files);
+	if (s->attrib.bad_lines)
+		log_warn("%llu malformed lines on CIPROF_CONTROL_FD were ignored (-v shows them)",
+		         (unsigned long long)s->attrib.bad_lines);
+}
+
+/* Removes the run's directory and whatever is left in it (background processes may still
+ * write to files they mapped; those go on unseen). */
+static void remove_dir(struct psession *s)
+{
+	if (s->dirfd < 0)
+		return;
+	DIR *d = fdopendir(dup(s->dirfd));
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(s->dirfd, e->d_name, 0);
+	if (d)
+		closedir(d);
+	close(s->dirfd);
+	s->dirfd = -1;
+	if (rmdir(s->dir) < 0)
+		log_verbose("cannot remove %s: %s", s->dir, strerror(errno));
+}
+
+int preload_backend_run(struct profile **out, const struct runner_opts *opts)
+{
+	*out = NULL;
+	if (opts->unwind == RUNNER_UNWIND_DWARF)
+		return cp_error("--unwind dwarf needs the perf backend: the preload backend "
+		                "walks frame pointers only");
+	char *lib = preload_find_library();
+	if (!lib)
+		return RUNNER_ERR_FAILED;
+	struct psession s;
+	memset(&s, 0, sizeof(s));
+	s.opts = opts;
+	s.dirfd = -1;
+	s.period_ns = 1000000000ULL / (uint64_t)opts->hz;
+	const char *tmpdir = getenv("TMPDIR");
+	s.dir = xasprintf("%s/ciprof-preload.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (!mkdtemp(s.dir)) {
+		int ret = cp_error_errno("cannot create a directory for the sample files at %s",
+		                         s.dir);
+		free(s.dir);
+		free(lib);
+		return ret;
+	}
+	s.dirfd = open(s.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	s.prof = profile_new();
+	proctree_init(&s.tree);
+	aggregator_init(&s.agg, s.prof);
+	attrib_init(&s.attrib, s.prof);
+	markers_init(&s.markers);
+	struct launch l;
+	launch_init(&l, &s.attrib, &s.markers);
+	launch_ctest_prepare(&s.attrib, opts->argv);
+	check_command(&s, opts->argv[0]);
+	char **env = child_env(lib, s.dir, opts->hz);
+	log_verbose("preload backend: %s, sample files in %s", lib, s.dir);
+
+	int ret = launch_start(&l, opts, env);
+	free_env(env);
+	if (ret < 0)
+		goto out;
+	ret = launch_go(&l, opts->argv[0]);
+	if (ret == RUNNER_ERR_EXEC) {
+		s.prof->stats.exit_status = 127;
+		goto finish;
+	}
+	if (ret < 0)
+		goto out;
+
+	struct pollfd pfds[LAUNCH_NFDS];
+	launch_pollfds(&l, pfds);
+	int done = 0, status = 0;
+	while (!done) {
+		int pr = poll(pfds, LAUNCH_NFDS, ROUND_MS);
+		if (pr < 0 && errno != EINTR) {
+			log_warn("poll failed: %s", strerror(errno));
+			usleep(10000);
+		}
+		done = launch_service(&l, pfds, &status);
+		round_trip(&s, 0);
+	}
+	s.prof->stats.exit_status = launch_exit_status(status);
+	s.prof->stats.wall_seconds = launch_now_seconds() - l.start;
+
+finish:
+	launch_drain_io(&l);
+	round_trip(&s, 1);
+	check_expectations(&s, 1);
+	{
+		struct symbolizer *sym = symbolizer_new();
+		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
+		symbolizer_free(sym);
+	}
+	struct profile_stats *st = &s.prof->stats;
+	st->samples = s.samples;
+	st->lost = s.lost;
+	st->processes = s.tree.processes_seen;
+	st->threads = s.tree.threads_seen;
+	st->hz = opts->hz;
+	st->period_ns = s.period_ns;
+	st->cpu_seconds = (double)(s.samples * s.period_ns) / 1e9;
+	report(&s);
+	*out = s.prof;
+	s.prof = NULL;
+out:
+	while (s.nimg) {
+		s.img[s.nimg - 1]->superseded = 1; /* no exit record: nothing processes it now */
+		close_image(&s, s.img[--s.nimg]);
+	}
+	free(s.img);
+	for (size_t i = 0; i < s.npend; i++)
+		free(s.pend[i].rec);
+	free(s.pend);
+	for (size_t i = 0; i < s.nexp; i++)
+		free(s.exp[i].path);
+	free(s.exp);
+	free(s.recent);
+	for (size_t i = 0; i < s.nuns; i++)
+		free(s.uns[i].path);
+	free(s.uns);
+	for (size_t i = 0; i < s.nnotes; i++) {
+		free(s.notes[i].text);
+		free(s.notes[i].proc);
+	}
+	free(s.notes);
+	free(s.scratch);
+	remove_dir(&s);
+	free(s.dir);
+	free(lib);
+	aggregator_release(&s.agg);
+	proctree_release(&s.tree);
+	attrib_release(&s.attrib);
+	markers_release(&s.markers);
+	profile_free(s.prof);
+	launch_release(&l);
+	return ret;
+}

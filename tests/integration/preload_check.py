@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Compares a folded profile of examples/accuracy/accuracy_workload with the truth file the
+workload wrote: each burn_* function's inclusive share of samples within TOL points of its
+true share, complete call chains (burn_X -> spin_X), the process name as root frame, and a
+sample total matching the CPU time used. Used by test_preload_accuracy.sh and
+test_fallback.sh (the LD_PRELOAD backend's accuracy).
+
+    preload_check.py FOLDED TRUTH HZ EXE_NAME TOLERANCE_POINTS
+"""
+import sys
+
+folded, truth_path, hz, exe, tol = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
+names = {exe, exe[:15]}
+ROLES = ["burn_parent", "burn_child", "burn_thread", "burn_exec"]
+errors = []
+
+truth = {}
+for line in open(truth_path):
+    name, secs = line.split()
+    truth[name] = truth.get(name, 0.0) + float(secs)
+missing = [r for r in ROLES if r not in truth]
+if missing:
+    sys.exit(f"the truth file lacks {missing}: the workload failed")
+truth_total = sum(truth.values())
+
+stacks = []
+for line in open(folded):
+    stack, _, count = line.rstrip("\n").rpartition(" ")
+    stacks.append((stack.split(";"), int(count)))
+all_samples = sum(c for _, c in stacks)
+
+incl = {r: 0 for r in ROLES}
+with_spin = {r: 0 for r in ROLES}
+bad_root = {r: 0 for r in ROLES}
+for frames, c in stacks:
+    for r in ROLES:
+        if r in frames:
+            incl[r] += c
+            i = frames.index(r)
+            if i + 1 < len(frames) and frames[i + 1] == "spin_" + r[len("burn_"):]:
+                with_spin[r] += c
+            if frames[0] not in names:
+                bad_root[r] += c
+
+burn_total = sum(incl.values())
+print(f"{'function':<12} {'truth s':>8} {'truth %':>8} {'samples':>8} {'profile %':>9} {'diff':>6}")
+for r in ROLES:
+    ts = 100.0 * truth[r] / truth_total
+    ps = 100.0 * incl[r] / burn_total if burn_total else 0.0
+    print(f"{r:<12} {truth[r]:8.3f} {ts:8.2f} {incl[r]:8d} {ps:9.2f} {ps - ts:+6.2f}")
+    if incl[r] == 0:
+        errors.append(f"{r} is missing from the profile")
+        continue
+    if abs(ps - ts) > tol:
+        errors.append(f"{r}: profile share {ps:.2f}% vs true share {ts:.2f}% "
+                      f"(more than {tol:g} points apart)")
+    if with_spin[r] < 0.9 * incl[r]:
+        errors.append(f"{r}: only {with_spin[r]} of its {incl[r]} samples have its spin_ "
+                      "helper right below it: call chains are broken")
+    if bad_root[r]:
+        roots = sorted({f[0] for f, _ in stacks if r in f})
+        errors.append(f"{r}: {bad_root[r]} samples do not start with the process name "
+                      f"'{exe}' (roots seen: {roots})")
+
+cpu_profile = all_samples / hz
+print(f"all samples: {all_samples} = {cpu_profile:.3f} CPU-s at {hz} Hz; "
+      f"truth: {truth_total:.3f} CPU-s in burn_*")
+if abs(cpu_profile - truth_total) > 0.15 * truth_total + 0.05:
+    errors.append(f"samples/hz = {cpu_profile:.3f} s is not within 15% of the "
+                  f"{truth_total:.3f} CPU-s the workload used")
+if burn_total < 0.9 * all_samples:
+    errors.append(f"only {burn_total} of {all_samples} samples are in burn_* functions")
+for e in errors:
+    print("  mismatch:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)

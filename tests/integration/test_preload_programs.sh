@@ -1,0 +1,106 @@
+#!/bin/bash
+# Programs that the LD_PRELOAD sampler must not disturb, and still sample: sleeping in
+# nanosleep/poll/select between bursts of CPU, resetting every signal to its default and
+# blocking them all, taking the sampler's own signal (sampling steps aside, with a warning),
+# many threads, an environment cleared before exec (the sampler is put back), vfork and
+# posix_spawn children, and AddressSanitizer programs (ASan first in LD_PRELOAD or linked in).
+# The programs are modes of tests/tools/preload_probe.c.
+. "$(dirname "$0")/lib.sh"
+
+PROBE=$CIPROF_BUILD/tests/preload_probe
+ASAN=$CIPROF_BUILD/tests/preload_probe_asan
+for f in "$PROBE" "$ASAN"; do [ -x "$f" ] || fail "$f not built"; done
+HZ=999
+
+# prof NAME ARGS...: ciprof run --backend preload on ARGS, profile in $TMP/NAME.folded.
+prof() {
+	local name=$1
+	shift
+	run_capture "$name" "$CIPROF" run --backend preload --hz $HZ --no-store \
+		-o "$TMP/$name.folded" -- "$@"
+}
+
+# samples_of NAME FUNCTION: samples whose stack holds FUNCTION.
+samples_of() {
+	awk -v f="$2" '{ n = split($1, a, ";"); for (i = 1; i <= n; i++) if (a[i] == f) { s += $NF; break } }
+		END { print s + 0 }' "$TMP/$1.folded"
+}
+
+# expect_samples NAME FUNCTION MIN: at least MIN samples with FUNCTION on the stack.
+expect_samples() {
+	local n
+	n=$(samples_of "$1" "$2")
+	if [ "$n" -ge "$3" ]; then
+		ok "$1: $n samples in $2"
+	else
+		check_failed "$1: $n samples in $2, expected at least $3; profile:"
+		sed 's/^/    /' "$TMP/$1.folded" | head -20 >&2
+	fi
+}
+
+# --- sleeping: CPU-time timers do not fire while asleep; a syscall is never broken ---------
+prof sleepy "$PROBE" sleepy 200
+expect_rc "nanosleep/poll/select loop" 0 sleepy
+expect_grep "every sleep completed" "$TMP/sleepy.out" "sleeps 600 "
+expect_samples sleepy probe_sleepy 200 # 200 x 2 ms of CPU = 400 samples at 999 Hz
+echo "    $(cat "$TMP/sleepy.out") (EINTR is retried by the program; counted, not an error)"
+
+# --- a program resetting all signals and blocking them keeps running, and sampled ----------
+prof reset "$PROBE" reset-signals 0.4
+expect_rc "reset and block every signal" 0 reset
+expect_samples reset probe_burn 250
+
+# --- a program taking the sampler's signal: it gets it, sampling stops there, with a note ---
+prof own "$PROBE" own-handler 0.2
+expect_rc "program handler on the timer signal" 0 own
+expect_grep "the program's handler ran" "$TMP/own.out" "handled"
+expect_grep "the user is told" "$TMP/own.err" "sampling stopped in this process"
+
+# --- threads: each one has its own timer and ring --------------------------------------------
+prof threads "$PROBE" threads 12 0.15
+expect_rc "12 threads" 0 threads
+expect_samples threads probe_thread_burn 1200 # 12 x 0.15 s = 1.8 CPU-s
+expect_grep "threads counted" "$TMP/threads.err" "1 processes, 13 threads"
+
+# --- the environment cleared before exec: LD_PRELOAD is put back -----------------------------
+prof clearenv "$PROBE" clearenv-exec "$PROBE" burn 0.3
+expect_rc "execve with an empty environment" 0 clearenv
+expect_samples clearenv probe_burn 200
+
+# --- vfork and posix_spawn children are sampled ---------------------------------------------
+prof vfork "$PROBE" vfork-exec "$PROBE" burn 0.3
+expect_rc "vfork + exec" 0 vfork
+expect_samples vfork probe_burn 200
+prof spawn "$PROBE" spawn "$PROBE" burn 0.3
+expect_rc "posix_spawn" 0 spawn
+expect_samples spawn probe_burn 200
+prof shell sh -c "$PROBE burn 0.2; $PROBE burn 0.2"
+expect_rc "through sh" 0 shell
+expect_samples shell probe_burn 300
+
+# --- AddressSanitizer: it must keep working, and be sampled -----------------------------------
+prof asan "$ASAN" burn 0.3
+expect_rc "ASan program" 0 asan
+expect_samples asan probe_burn 200
+prof asan_threads "$ASAN" threads 2 0.2
+expect_rc "ASan program with threads" 0 asan_threads
+expect_samples asan_threads probe_thread_burn 300
+prof asan_overflow "$ASAN" overflow
+expect_rc "ASan still reports a heap overflow (exit 1)" 1 asan_overflow
+expect_grep "ASan's report" "$TMP/asan_overflow.err" "heap-buffer-overflow"
+LIBASAN=$(cc -print-file-name=libasan.so 2>/dev/null)
+if [ -f "$LIBASAN" ]; then
+	RC=0
+	LD_PRELOAD=$LIBASAN "$CIPROF" run --backend preload --hz $HZ --no-store \
+		-o "$TMP/asan_first.folded" -- "$ASAN" burn 0.3 \
+		>"$TMP/asan_first.out" 2>"$TMP/asan_first.err" </dev/null || RC=$?
+	expect_rc "ASan runtime first in the user's LD_PRELOAD" 0 asan_first
+	expect_samples asan_first probe_burn 200
+fi
+RC=0
+ASAN_OPTIONS=verify_asan_link_order=1 "$CIPROF" run --backend preload --no-store -- \
+	"$ASAN" burn 0.05 >"$TMP/asan_strict.out" 2>"$TMP/asan_strict.err" </dev/null || RC=$?
+[ "$RC" -ne 0 ] && grep -q "does not come first" "$TMP/asan_strict.err" &&
+	ok "ASAN_OPTIONS=verify_asan_link_order=1 is respected (and refuses, as documented)" ||
+	check_failed "verify_asan_link_order=1: status $RC, $(head -3 "$TMP/asan_strict.err")"
+finish
