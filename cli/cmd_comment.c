@@ -382,6 +382,11 @@ int cmd_comment(int argc, char **argv)
 		goto out;
 	}
 	const char *noun = provider == FORGE_GITHUB ? "PR #" : "MR !";
+	/* the address comes from the API: printed only when it looks like one */
+	if (res.url && (strncmp(res.url, "https://", 8) || strpbrk(res.url, " \t\r\n\033"))) {
+		free(res.url);
+		res.url = NULL;
+	}
 	if (a.dry_run)
 		log_info("dry run: would %s the comment on %s%lld",
 		         res.action == FORGE_UPDATED ? "update" : "create", noun,

@@ -92,6 +92,28 @@ static void set(char **field, const char *v)
 	*field = xstrdup(v ? v : "");
 }
 
+/* The token, trimmed of surrounding white space (a secret read from a file often ends in a
+ * newline); one with control characters inside would break the request's headers. The error
+ * names the variable, never the value. */
+static int set_token(struct forge_target *t, const char *v, const char *var)
+{
+	while (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n')
+		v++;
+	size_t n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r' || v[n - 1] == '\n'))
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f || v[i] == ' ')
+			return cp_error(
+			        "%s holds spaces or control characters: it cannot be a token", var);
+	if (t->token)
+		memset(t->token, 0, strlen(t->token));
+	free(t->token);
+	t->token = xstrndup(v, n);
+	t->token_var = var;
+	return 0;
+}
+
 /* A PR/MR number: 1 .. 2^53 in decimal. */
 static int parse_number(const char *s, int64_t *out)
 {
@@ -193,8 +215,8 @@ static int github_env(struct forge_target *t, char *const *envp)
 		}
 		free(num);
 	}
-	set(&t->token, env_str(envp, "GITHUB_TOKEN"));
-	t->token_var = "GITHUB_TOKEN";
+	if (set_token(t, env_str(envp, "GITHUB_TOKEN"), "GITHUB_TOKEN") < 0)
+		return -1;
 	t->actions = !strcmp(env_str(envp, "GITHUB_ACTIONS"), "true");
 	return 0;
 }
@@ -223,9 +245,7 @@ static int gitlab_env(struct forge_target *t, char *const *envp)
 		set(&t->number_src, "CI_MERGE_REQUEST_IID");
 	}
 	set(&t->base_ref, env_str(envp, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"));
-	set(&t->token, env_str(envp, "CIPROF_GITLAB_TOKEN"));
-	t->token_var = "CIPROF_GITLAB_TOKEN";
-	return 0;
+	return set_token(t, env_str(envp, "CIPROF_GITLAB_TOKEN"), "CIPROF_GITLAB_TOKEN");
 }
 
 int forge_target_from_env(struct forge_target *t, enum forge_provider p, char *const *envp)

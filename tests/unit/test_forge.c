@@ -272,6 +272,20 @@ static void test_target_gitlab(void **state)
 	forge_target_init(&t);
 	assert_int_equal(forge_target_from_env(&t, FORGE_GITLAB, bad), -1);
 	forge_target_release(&t);
+	/* a token read from a file keeps no newline; one that would split a header is refused
+	 * without being printed */
+	char *nl[] = {"CIPROF_GITLAB_TOKEN=glpat-abc\n", NULL};
+	forge_target_init(&t);
+	assert_int_equal(forge_target_from_env(&t, FORGE_GITLAB, nl), 0);
+	assert_string_equal(t.token, "glpat-abc");
+	forge_target_release(&t);
+	char *inj[] = {"GITHUB_TOKEN=abc\r\nX-Evil: 1", NULL};
+	forge_target_init(&t);
+	assert_int_equal(forge_target_from_env(&t, FORGE_GITHUB, inj), -1);
+	assert_string_equal(
+	        cp_last_error(),
+	        "GITHUB_TOKEN holds spaces or control characters: it cannot be a token");
+	forge_target_release(&t);
 	char *none[] = {"PATH=/bin", NULL};
 	assert_int_equal(forge_detect(none), FORGE_UNKNOWN);
 	enum forge_provider p;
