@@ -1,5 +1,7 @@
-/* store/ internals shared by its files: the connection, prepared statements, the id cache that
- * makes storing a stack seen before cost no query, and the blob -> profile builder. */
+/* store/ internals shared by its files: the connection and prepared statements; the
+ * dictionary (strings, frames and the stack trie, kept as append-only compressed chunks) with
+ * the writer's in-memory copy that deduplicates new runs against it; chains of run blobs;
+ * the segment tree; the blob -> profile builder. docs/store.md describes the layout. */
 #ifndef CP_STORE_INTERNAL_H
 #define CP_STORE_INTERNAL_H
 
@@ -11,29 +13,51 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+/* Runs are grouped in blocks of SEGTREE_BLOCK = 2^SEGTREE_MIN_LEVEL consecutive runs of a
+ * branch: the first run of a block is coded standalone, the others against the run before, and
+ * the segment tree stores levels >= SEGTREE_MIN_LEVEL only (a block and above). */
+#define SEGTREE_MIN_LEVEL 4
+#define SEGTREE_BLOCK     (1 << SEGTREE_MIN_LEVEL)
+#define SEGTREE_MAX_LEVEL 33
+/* segtree.id = branch id * 2^40 + level * 2^34 + index: branch ids below 2^23, ranges of up to
+ * 2^34 runs. */
+#define SEG_KEY(branch, level, idx)                                                                \
+	(((int64_t)(branch) << 40) | ((int64_t)(level) << 34) | (int64_t)(idx))
+
+/* Dictionary kinds (column dict.kind) and the first id of each: string 0 is "" and node 0 the
+ * trie's root, both implicit; frames start at 0. */
+enum dict_kind { DICT_STRINGS = 0, DICT_FRAMES = 1, DICT_NODES = 2, DICT_NKINDS };
+/* dict.id = kind * 2^40 + the chunk's first item id. */
+#define DICT_KEY_SHIFT      40
+#define DICT_FORMAT_STRINGS 0x21
+#define DICT_FORMAT_FRAMES  0x22
+#define DICT_FORMAT_NODES   0x23
+
 enum store_stmt_id {
-	Q_STR_FIND,
-	Q_STR_INSERT,
-	Q_FRAME_FIND,
-	Q_FRAME_INSERT,
-	Q_NODE_FIND,
-	Q_NODE_INSERT,
-	Q_STR_GET,
-	Q_FRAME_GET,
-	Q_NODE_GET,
+	Q_DICT_SINCE,
+	Q_DICT_AT,
+	Q_DICT_PUT,
 	Q_BRANCH_FIND,
 	Q_BRANCH_INSERT,
 	Q_BRANCH_BUMP,
 	Q_RUN_INSERT,
+	Q_RUN_POS,
 	Q_TAG_INSERT,
 	Q_TAGS_GET,
-	Q_PROFILE_INSERT,
-	Q_PROFILES_OF_RUN,
-	Q_PROFILES_OF_SEQ,
+	Q_PROFILE_PUT,
+	Q_PROFILES_OF_SEQS,
 	Q_SEG_GET,
 	Q_SEG_PUT,
 	Q_GENERATION,
 	Q_NSTMTS
+};
+
+/* What this process knows of a branch's newest run, so that storing the next one needs no
+ * decoding: valid while the generation, the branch and its run count match. */
+struct run_tail {
+	int64_t gen, branch_id, seq, run_id;
+	struct blob_entries run;       /* entries of run seq */
+	struct blob_entries block_sum; /* sum of runs [seq - seq % SEGTREE_BLOCK, seq] */
 };
 
 struct store {
@@ -41,26 +65,83 @@ struct store {
 	char *path;
 	int readonly;
 	sqlite3_stmt *stmt[Q_NSTMTS];
-	/* Ids already in the database, by a local profile's ids: valid while the database's
-	 * generation (bumped by gc, which may delete ids) stays cache_gen. 0 = unknown. */
-	struct profile *cache;
-	int64_t *cache_str, *cache_frame, *cache_node;
-	size_t cache_str_alloc, cache_frame_alloc, cache_node_alloc;
-	int64_t cache_gen;
+	/* The whole dictionary as of this process's last write transaction, ids = database
+	 * ids; valid while the database's generation (bumped when gc renumbers) is dict_gen. */
+	struct profile *dict;
+	int64_t dict_gen;
+	struct run_tail tail;
 };
 
 /* Records the connection's last error as a message naming the file (see store.h); -1. */
 int store_sqlerr(struct store *s, const char *what);
+/* Records "database F is corrupt: WHAT: <cp_last_error()>; restore a backup ..."; -1. */
+int store_corrupt(struct store *s, const char *what);
 /* Runs SQL without results; 0 or -1. */
 int store_exec(struct store *s, const char *sql);
 /* The prepared statement id, reset and unbound (borrowed); NULL with cp_error set. */
 sqlite3_stmt *store_stmt(struct store *s, enum store_stmt_id id);
+/* Steps a statement expected to finish without rows; 0 or -1. */
+int store_step_done(struct store *s, sqlite3_stmt *st, const char *what);
+/* A one-number query; *out = 0 when it returns no row. */
+int store_query_int(struct store *s, const char *sql, int64_t *out, const char *what);
 /* BEGIN IMMEDIATE, retried while another writer holds the lock; COMMIT; ROLLBACK. */
 int store_begin(struct store *s);
 int store_commit(struct store *s);
 void store_rollback(struct store *s);
-/* Forgets the id cache (after a rollback or when gc changed the generation). */
+/* A read transaction (one snapshot for several statements), and its end. */
+int store_begin_read(struct store *s);
+void store_end_read(struct store *s);
+/* Forgets the in-memory dictionary and run tail (after a rollback, or when gc renumbered). */
 void store_cache_reset(struct store *s);
+/* The database's generation (meta). */
+int store_generation(struct store *s, int64_t *out);
+
+/* ---- dictionary (dict.c) ---------------------------------------------------------------- */
+
+/* Chunk codecs. Encoders append a chunk of items [first, first + n) of the dictionary d. The
+ * decoders fill d's tables after checking every reference: they append to the reader's arrays
+ * (see dict_chunk) and return 0, or -1 with cp_error set ("dictionary chunk: ..."). */
+struct dict_chunk {
+	int kind;
+	uint64_t first, n;
+	/* strings: pool of n NUL-terminated strings and their offsets */
+	char *pool;
+	size_t *off;
+	/* frames */
+	struct profile_frame *frames;
+	/* nodes: parent and frame ids */
+	uint64_t *parent, *frame;
+};
+void dict_chunk_release(struct dict_chunk *c);
+void dict_encode_chunk(struct strbuf *sb, const struct profile *d, int kind, uint64_t first,
+                       uint64_t n);
+int dict_decode_chunk(const void *data, size_t len, int kind, uint64_t first,
+                      struct dict_chunk *out);
+
+/* In a write transaction: brings s->dict up to date with the database (loading every chunk
+ * when the generation changed, else only chunks other writers appended). */
+int dict_sync(struct store *s);
+/* Writes chunks for the items s->dict gained beyond before[kind] counts. */
+int dict_write_new(struct store *s, const size_t before[DICT_NKINDS]);
+/* Writes d's items of kind [first, first + n) in chunks of at most max items. */
+int dict_write_range(struct store *s, const struct profile *d, int kind, size_t first, size_t n,
+                     size_t max);
+/* Item counts of the dictionary in memory. */
+void dict_counts(const struct profile *d, size_t out[DICT_NKINDS]);
+
+/* Reads dictionary items by id, loading the chunks that hold them on demand. */
+struct dict_reader {
+	struct store *s;
+	struct dict_chunk *chunks[DICT_NKINDS]; /* loaded, sorted by first */
+	size_t n[DICT_NKINDS], alloc[DICT_NKINDS];
+};
+void dict_reader_init(struct dict_reader *r, struct store *s);
+void dict_reader_release(struct dict_reader *r);
+int dict_read_string(struct dict_reader *r, uint64_t id, const char **out);
+int dict_read_frame(struct dict_reader *r, uint64_t id, struct profile_frame *out);
+int dict_read_node(struct dict_reader *r, uint64_t id, uint64_t *parent, uint64_t *frame);
+
+/* ---- profiles back from blobs (store.c) ------------------------------------------------- */
 
 /* A map from 64-bit database ids to 32-bit local ids. */
 struct idmap {
@@ -78,22 +159,40 @@ void idmap_put(struct idmap *m, uint64_t key, uint32_t val);
 struct profile_builder {
 	struct store *s;
 	struct profile *p;
+	struct dict_reader dict;
 	struct idmap strs, frames, nodes;
 };
 void builder_init(struct profile_builder *b, struct store *s, struct profile *p);
 void builder_release(struct profile_builder *b);
 int builder_add(struct profile_builder *b, const struct blob_entries *e);
 
-/* Segment tree (segtree.c). seq numbers a branch's runs 0..n-1. */
-/* The profile of node (level, idx): level 0 is run seq idx's per-test blobs. Appends to out. */
-int segtree_load(struct store *s, int64_t branch_id, unsigned level, int64_t idx,
-                 struct blob_entries *out);
-/* Called in add_run's transaction after run seq (whose entries are run) was written. */
-int segtree_append(struct store *s, int64_t branch_id, int64_t seq, const struct blob_entries *run);
+/* ---- runs and the segment tree (segtree.c) ---------------------------------------------- */
+
+/* Calls fn with the entries of each of runs [from, to] of the branch, decoding the chain from
+ * the start of from's block (fn is called for from..to only). fn returns 0 or -1. */
+typedef int (*run_fn)(void *ctx, int64_t seq, const struct blob_entries *e);
+int runs_decode(struct store *s, int64_t branch_id, int64_t from, int64_t to, run_fn fn, void *ctx);
+/* Codes run seq's entries (against prev, the entries of run seq - 1, unless seq starts a
+ * block) and stores them as the profile of run_id. */
+int runs_put(struct store *s, int64_t run_id, int64_t seq, const struct blob_entries *e,
+             const struct blob_entries *prev);
+/* After run seq of the branch was stored: when it completes a block, stores the block's node
+ * (block_sum = the sum of the block's runs) and every node it completes above. */
+int segtree_append(struct store *s, int64_t branch_id, int64_t seq,
+                   const struct blob_entries *block_sum);
 /* out = merge of runs [lo, hi) of the branch. */
 int segtree_query(struct store *s, int64_t branch_id, int64_t lo, int64_t hi,
                   struct blob_entries *out);
-/* Drops and recomputes every node of the branch (runs 0..nruns-1). */
-int segtree_rebuild(struct store *s, int64_t branch_id, int64_t nruns);
+/* Sum of tree nodes the branch of n runs must have. */
+int64_t segtree_expected_nodes(int64_t nruns);
+
+/* ---- migration (migrate.c) -------------------------------------------------------------- */
+
+/* The schema 2 tables, for a fresh file. */
+extern const char store_schema_v2[];
+/* Writes a whole dictionary d (ids = database ids) into an empty dict table. */
+int store_write_dict(struct store *s, const struct profile *d);
+/* In a write transaction: converts a schema 1 database to schema 2. */
+int store_migrate_1_to_2(struct store *s);
 
 #endif

@@ -1,9 +1,14 @@
-/* store/segtree.c: a segment tree per branch over its runs, numbered 0..n-1 in storing order.
- * Node (level l, index i) holds the merged samples of runs [i*2^l, (i+1)*2^l); level 0 is the
- * runs' own per-test blobs, so only levels >= 1 are stored (table segtree, multi blobs). A node
- * is written once, when its range completes: appending run k merges the freshly completed
- * nodes bottom up, each from the node just computed and its stored left sibling - amortized one
- * merge per run. Any range [lo, hi) is the union of at most 2*log2(n) aligned nodes. */
+/* store/segtree.c: runs' profile blobs in chains, and a segment tree per branch over its runs,
+ * numbered 0..n-1 in storing order.
+ *
+ * A branch's runs form blocks of SEGTREE_BLOCK consecutive runs: the first run of a block is
+ * coded standalone, each other against the run before it, so decoding any run reads at most a
+ * block's blobs. Node (level l, index i) of the tree holds the merged samples of runs
+ * [i*2^l, (i+1)*2^l); only levels >= SEGTREE_MIN_LEVEL are stored (table segtree), the block's
+ * node being the lowest. A node is written once, when its range completes: the block's node
+ * from the runs the writer just coded, each node above from its stored left child and the
+ * right child just computed - amortized one merge per run. A range [lo, hi) is the runs of its
+ * partial blocks at both ends (decoded) plus at most 2*log2(n) aligned nodes in between. */
 #include "store/internal.h"
 #include "common/error.h"
 #include "common/xalloc.h"
@@ -11,167 +16,249 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SEGTREE_MAX_LEVEL 62
-
-static int decode_error(struct store *s, const char *what)
+int64_t segtree_expected_nodes(int64_t nruns)
 {
-	char *msg = xstrdup(cp_last_error());
-	cp_error("database %s is corrupt: %s: %s; restore a backup, or run 'ciprof gc' to "
-	         "rebuild the segment trees",
-	         s->path, what, msg);
-	free(msg);
-	return -1;
+	int64_t want = 0;
+	for (int l = SEGTREE_MIN_LEVEL; l < 63 && (nruns >> l); l++)
+		want += nruns >> l;
+	return want;
 }
 
-int segtree_load(struct store *s, int64_t branch_id, unsigned level, int64_t idx,
-                 struct blob_entries *out)
+/* ---- chains of run blobs ---------------------------------------------------------------- */
+
+struct raw_blob {
+	int64_t seq;
+	unsigned char *data;
+	size_t len;
+};
+
+/* The blobs of runs [a, b] of the branch (owned copies), checked to be all there. */
+static int read_blobs(struct store *s, int64_t branch_id, int64_t a, int64_t b,
+                      struct raw_blob **out, size_t *n)
 {
-	sqlite3_stmt *st = store_stmt(s, level ? Q_SEG_GET : Q_PROFILES_OF_SEQ);
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = store_stmt(s, Q_PROFILES_OF_SEQS);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, branch_id);
-	int rc, rows = 0;
-	if (level) {
-		sqlite3_bind_int(st, 2, (int)level);
-		sqlite3_bind_int64(st, 3, idx);
-	} else {
-		sqlite3_bind_int64(st, 2, idx);
-	}
+	sqlite3_bind_int64(st, 2, a);
+	sqlite3_bind_int64(st, 3, b);
+	size_t alloc = 0;
+	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		rows++;
-		int c = level ? 0 : 1;
-		uint64_t test = level ? 0 : (uint64_t)sqlite3_column_int64(st, 0);
-		if (blob_decode(sqlite3_column_blob(st, c), (size_t)sqlite3_column_bytes(st, c),
-		                test, out) < 0) {
-			sqlite3_reset(st);
-			return decode_error(s, "segment tree node");
-		}
+		ALLOC_GROW(*out, *n + 1, alloc);
+		struct raw_blob *r = &(*out)[(*n)++];
+		r->seq = sqlite3_column_int64(st, 0);
+		r->len = (size_t)sqlite3_column_bytes(st, 1);
+		r->data = xmalloc(r->len ? r->len : 1);
+		if (r->len)
+			memcpy(r->data, sqlite3_column_blob(st, 1), r->len);
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
-		return store_sqlerr(s, "reading the segment tree");
-	if (level && !rows)
+		return store_sqlerr(s, "reading profiles");
+	for (size_t i = 0; i < *n; i++)
+		if ((*out)[i].seq != a + (int64_t)i)
+			goto missing;
+	if ((int64_t)*n != b - a + 1)
+		goto missing;
+	return 0;
+missing:
+	return cp_error("database %s is inconsistent: branch %lld lacks the profile of run "
+	                "number %lld; restore a backup",
+	                s->path, (long long)branch_id, (long long)(a + (int64_t)*n));
+}
+
+static void free_blobs(struct raw_blob *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(r[i].data);
+	free(r);
+}
+
+int runs_decode(struct store *s, int64_t branch_id, int64_t from, int64_t to, run_fn fn, void *ctx)
+{
+	struct blob_entries prev, cur;
+	blob_entries_init(&prev);
+	blob_entries_init(&cur);
+	int ret = 0;
+	for (int64_t blk = from - from % SEGTREE_BLOCK; blk <= to && !ret; blk += SEGTREE_BLOCK) {
+		int64_t end = blk + SEGTREE_BLOCK - 1 < to ? blk + SEGTREE_BLOCK - 1 : to;
+		struct raw_blob *raw;
+		size_t n;
+		if (read_blobs(s, branch_id, blk, end, &raw, &n) < 0) {
+			ret = -1;
+			break;
+		}
+		for (size_t i = 0; i < n && !ret; i++) {
+			cur.n = 0;
+			/* a block's first run is standalone: a delta there is malformed */
+			if (blob_decode(raw[i].data, raw[i].len, 0, i ? &prev : NULL, &cur) < 0) {
+				char what[96];
+				snprintf(what, sizeof(what),
+				         "profile of run number %lld of branch %lld",
+				         (long long)raw[i].seq, (long long)branch_id);
+				ret = store_corrupt(s, what);
+				break;
+			}
+			if (raw[i].seq >= from)
+				ret = fn(ctx, raw[i].seq, &cur);
+			struct blob_entries t = prev;
+			prev = cur;
+			cur = t;
+		}
+		free_blobs(raw, n);
+	}
+	blob_entries_release(&prev);
+	blob_entries_release(&cur);
+	return ret;
+}
+
+int runs_put(struct store *s, int64_t run_id, int64_t seq, const struct blob_entries *e,
+             const struct blob_entries *prev)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (seq % SEGTREE_BLOCK == 0 || !prev)
+		blob_encode_full(&sb, e);
+	else
+		blob_encode_delta(&sb, e, prev);
+	int ret = -1;
+	sqlite3_stmt *st = store_stmt(s, Q_PROFILE_PUT);
+	if (st) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_blob(st, 2, sb.buf, (int)sb.len, SQLITE_STATIC);
+		ret = store_step_done(s, st, "storing a profile");
+	}
+	strbuf_release(&sb);
+	return ret;
+}
+
+/* ---- tree nodes ------------------------------------------------------------------------- */
+
+static int segtree_load(struct store *s, int64_t branch_id, unsigned level, int64_t idx,
+                        struct blob_entries *out)
+{
+	sqlite3_stmt *st = store_stmt(s, Q_SEG_GET);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, SEG_KEY(branch_id, level, idx));
+	int rc = sqlite3_step(st);
+	int ret = 0;
+	if (rc == SQLITE_ROW) {
+		out->n = 0;
+		if (blob_decode_full(sqlite3_column_blob(st, 0),
+		                     (size_t)sqlite3_column_bytes(st, 0), out) < 0)
+			ret = store_corrupt(s, "segment tree node");
+	}
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
 		return cp_error("database %s is inconsistent: segment tree node (%u, %lld) of "
 		                "branch %lld is missing; run 'ciprof gc' to rebuild it",
 		                s->path, level, (long long)idx, (long long)branch_id);
-	return 0; /* level 0 appends several per-test lists: callers normalize */
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(s, "reading the segment tree");
+	return ret;
 }
 
 static int segtree_put(struct store *s, int64_t branch_id, unsigned level, int64_t idx,
                        const struct blob_entries *e)
 {
 	struct strbuf sb = STRBUF_INIT;
-	blob_encode_multi(&sb, e);
+	blob_encode_full(&sb, e);
 	sqlite3_stmt *st = store_stmt(s, Q_SEG_PUT);
 	int ret = -1;
-	if (!st)
-		goto out;
-	sqlite3_bind_int64(st, 1, branch_id);
-	sqlite3_bind_int(st, 2, (int)level);
-	sqlite3_bind_int64(st, 3, idx);
-	sqlite3_bind_blob(st, 4, sb.buf, (int)sb.len, SQLITE_STATIC);
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		store_sqlerr(s, "writing the segment tree");
-		goto out;
+	if (st) {
+		sqlite3_bind_int64(st, 1, SEG_KEY(branch_id, level, idx));
+		sqlite3_bind_blob(st, 2, sb.buf, (int)sb.len, SQLITE_STATIC);
+		ret = store_step_done(s, st, "writing the segment tree");
 	}
-	ret = 0;
-out:
 	strbuf_release(&sb);
 	return ret;
 }
 
-int segtree_append(struct store *s, int64_t branch_id, int64_t seq, const struct blob_entries *run)
+int segtree_append(struct store *s, int64_t branch_id, int64_t seq,
+                   const struct blob_entries *block_sum)
 {
+	uint64_t end = (uint64_t)seq + 1;
+	if (end % SEGTREE_BLOCK)
+		return 0;
+	if (segtree_put(s, branch_id, SEGTREE_MIN_LEVEL, (int64_t)(end / SEGTREE_BLOCK) - 1,
+	                block_sum) < 0)
+		return -1;
 	struct blob_entries cur, left, merged;
-	blob_entries_init(&cur);
 	blob_entries_init(&left);
 	blob_entries_init(&merged);
-	int ret = -1;
-	/* cur = node (level - 1, end/2^(level-1) - 1), the right child of the node completing. */
-	ALLOC_GROW(cur.e, run->n ? run->n : 1, cur.alloc);
-	if (run->n)
-		memcpy(cur.e, run->e, run->n * sizeof(*run->e));
-	cur.n = run->n;
-	uint64_t end = (uint64_t)seq + 1;
-	for (unsigned level = 1; level <= SEGTREE_MAX_LEVEL && !(end & ((1ull << level) - 1));
-	     level++) {
+	blob_entries_init(&cur);
+	blob_entries_copy(&cur, block_sum);
+	int ret = 0;
+	/* cur = node (level - 1, end/2^(level-1) - 1), the right child of the node completing */
+	for (unsigned level = SEGTREE_MIN_LEVEL + 1;
+	     level <= SEGTREE_MAX_LEVEL && !(end & ((1ull << level) - 1)); level++) {
 		int64_t right_idx = (int64_t)(end >> (level - 1)) - 1;
-		left.n = 0;
-		if (segtree_load(s, branch_id, level - 1, right_idx - 1, &left) < 0)
-			goto out;
-		blob_entries_normalize(&left);
+		if (segtree_load(s, branch_id, level - 1, right_idx - 1, &left) < 0) {
+			ret = -1;
+			break;
+		}
 		blob_merge(&left, &cur, &merged);
-		if (segtree_put(s, branch_id, level, (int64_t)(end >> level) - 1, &merged) < 0)
-			goto out;
+		if (segtree_put(s, branch_id, level, (int64_t)(end >> level) - 1, &merged) < 0) {
+			ret = -1;
+			break;
+		}
 		struct blob_entries t = cur;
 		cur = merged;
 		merged = t;
 	}
-	ret = 0;
-out:
 	blob_entries_release(&cur);
 	blob_entries_release(&left);
 	blob_entries_release(&merged);
 	return ret;
 }
 
+struct acc {
+	struct blob_entries *out, tmp;
+};
+
+static int accumulate(void *ctx, int64_t seq, const struct blob_entries *e)
+{
+	struct acc *a = ctx;
+	(void)seq;
+	blob_accumulate(a->out, e, &a->tmp);
+	return 0;
+}
+
 int segtree_query(struct store *s, int64_t branch_id, int64_t lo, int64_t hi,
                   struct blob_entries *out)
 {
-	struct blob_entries node, merged;
+	struct acc a = {.out = out};
+	blob_entries_init(&a.tmp);
+	struct blob_entries node;
 	blob_entries_init(&node);
-	blob_entries_init(&merged);
 	out->n = 0;
-	int ret = -1;
-	uint64_t a = (uint64_t)(lo < 0 ? 0 : lo), b = (uint64_t)(hi < 0 ? 0 : hi);
-	while (a < b) {
-		/* The largest aligned block starting at a that fits in [a, b). */
-		unsigned level = 0;
-		while (level < SEGTREE_MAX_LEVEL && !(a & ((1ull << (level + 1)) - 1)) &&
-		       a + (1ull << (level + 1)) <= b)
-			level++;
-		node.n = 0;
-		if (segtree_load(s, branch_id, level, (int64_t)(a >> level), &node) < 0)
-			goto out;
-		blob_entries_normalize(&node);
-		blob_merge(out, &node, &merged);
-		struct blob_entries t = *out;
-		*out = merged;
-		merged = t;
-		a += 1ull << level;
-	}
-	ret = 0;
-out:
-	blob_entries_release(&node);
-	blob_entries_release(&merged);
-	return ret;
-}
-
-int segtree_rebuild(struct store *s, int64_t branch_id, int64_t nruns)
-{
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM segtree WHERE branch_id = ?1", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return store_sqlerr(s, "clearing a segment tree");
-	sqlite3_bind_int64(st, 1, branch_id);
-	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return store_sqlerr(s, "clearing a segment tree");
-	struct blob_entries run;
-	blob_entries_init(&run);
 	int ret = 0;
-	for (int64_t seq = 0; seq < nruns && !ret; seq++) {
-		run.n = 0;
-		ret = segtree_load(s, branch_id, 0, seq, &run);
-		if (!ret) {
-			blob_entries_normalize(&run);
-			ret = segtree_append(s, branch_id, seq, &run);
-		}
+	uint64_t x = (uint64_t)(lo < 0 ? 0 : lo), b = (uint64_t)(hi < 0 ? 0 : hi);
+	if (x < b && x % SEGTREE_BLOCK) { /* the partial block at the start */
+		uint64_t end = x - x % SEGTREE_BLOCK + SEGTREE_BLOCK;
+		if (end > b)
+			end = b;
+		ret = runs_decode(s, branch_id, (int64_t)x, (int64_t)end - 1, accumulate, &a);
+		x = end;
 	}
-	blob_entries_release(&run);
+	while (!ret && x + SEGTREE_BLOCK <= b) {
+		/* The largest aligned stored node starting at x that fits in [x, b). */
+		unsigned level = SEGTREE_MIN_LEVEL;
+		while (level < SEGTREE_MAX_LEVEL && !(x & ((1ull << (level + 1)) - 1)) &&
+		       x + (1ull << (level + 1)) <= b)
+			level++;
+		ret = segtree_load(s, branch_id, level, (int64_t)(x >> level), &node);
+		if (!ret)
+			blob_accumulate(out, &node, &a.tmp);
+		x += 1ull << level;
+	}
+	if (!ret && x < b) /* the partial block at the end */
+		ret = runs_decode(s, branch_id, (int64_t)x, (int64_t)b - 1, accumulate, &a);
+	blob_entries_release(&a.tmp);
+	blob_entries_release(&node);
 	return ret;
 }
 
@@ -198,16 +285,9 @@ static int one_int(struct store *s, const char *sql, int64_t branch_id, int64_t 
 	return 0;
 }
 
-int store_merge_runs(struct store *s, const struct store_query *q, struct profile **out,
-                     size_t *nruns, int64_t **ids)
+static int merge_runs(struct store *s, const struct store_query *q, struct profile **out,
+                      size_t *nruns, int64_t **ids)
 {
-	*out = NULL;
-	if (nruns)
-		*nruns = 0;
-	if (ids)
-		*ids = NULL;
-	if (!q->branch)
-		return cp_error("a range of runs needs a branch");
 	int64_t branch_id = 0, count = 0;
 	sqlite3_stmt *st = store_stmt(s, Q_BRANCH_FIND);
 	if (!st)
@@ -310,5 +390,23 @@ out:
 	builder_release(&b);
 	profile_free(p);
 	blob_entries_release(&e);
+	return ret;
+}
+
+int store_merge_runs(struct store *s, const struct store_query *q, struct profile **out,
+                     size_t *nruns, int64_t **ids)
+{
+	*out = NULL;
+	if (nruns)
+		*nruns = 0;
+	if (ids)
+		*ids = NULL;
+	if (!q->branch)
+		return cp_error("a range of runs needs a branch");
+	/* One snapshot: a gc renumbering meanwhile must not mix old blobs with new ids. */
+	if (store_begin_read(s) < 0)
+		return -1;
+	int ret = merge_runs(s, q, out, nruns, ids);
+	store_end_read(s);
 	return ret;
 }

@@ -1,7 +1,8 @@
-/* store/store.c: opening (checks, WAL, migrations), storing a run in one transaction, and
- * reading runs and profiles back. Strings, frames and stack nodes are looked up once per
- * process: an in-memory cache maps a profile's ids to database ids, so storing a stack seen
- * before costs no query at all. */
+/* store/store.c: opening (checks, WAL, the schema and its migrations), storing a run in one
+ * transaction, and reading runs and profiles back. Storing maps the run's strings, frames and
+ * stacks through the in-memory dictionary (store/dict.c), so a stack seen before costs nothing;
+ * codes the run against the branch's previous run (store/segtree.c) and extends the branch's
+ * segment tree. */
 #include "store/internal.h"
 #include "common/error.h"
 #include "common/strbuf.h"
@@ -16,18 +17,16 @@
 
 void (*store_test_hook_before_commit)(void);
 
+/* Fresh files: small pages (most tables of a history hold a few rows, and each table costs at
+ * least a page), and incremental vacuum so that gc can give freed pages back. */
+#define NEW_PAGE_SIZE 512
+
 static const char *const stmt_sql[Q_NSTMTS] = {
-        [Q_STR_FIND] = "SELECT id FROM strings WHERE s = ?1",
-        [Q_STR_INSERT] = "INSERT INTO strings(s) VALUES (?1)",
-        [Q_FRAME_FIND] = "SELECT id FROM frames WHERE function = ?1 AND module = ?2 AND file = ?3 "
-                         "AND line = ?4 AND kind = ?5",
-        [Q_FRAME_INSERT] = "INSERT INTO frames(function, module, file, line, kind) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5)",
-        [Q_NODE_FIND] = "SELECT id FROM nodes WHERE parent = ?1 AND frame = ?2",
-        [Q_NODE_INSERT] = "INSERT INTO nodes(parent, frame) VALUES (?1, ?2)",
-        [Q_STR_GET] = "SELECT s FROM strings WHERE id = ?1",
-        [Q_FRAME_GET] = "SELECT function, module, file, line, kind FROM frames WHERE id = ?1",
-        [Q_NODE_GET] = "SELECT parent, frame FROM nodes WHERE id = ?1",
+        [Q_DICT_SINCE] = "SELECT id - (?1 << 40), n, blob FROM dict WHERE id >= (?1 << 40) + ?2 "
+                         "AND id < (?1 + 1) << 40 ORDER BY id",
+        [Q_DICT_AT] = "SELECT id - (?1 << 40), n, blob FROM dict WHERE id >= ?1 << 40 AND "
+                      "id <= (?1 << 40) + ?2 ORDER BY id DESC LIMIT 1",
+        [Q_DICT_PUT] = "INSERT INTO dict(id, n, blob) VALUES ((?1 << 40) + ?2, ?3, ?4)",
         [Q_BRANCH_FIND] = "SELECT id, nruns FROM branches WHERE name = ?1",
         [Q_BRANCH_INSERT] = "INSERT INTO branches(name, nruns) VALUES (?1, 0)",
         [Q_BRANCH_BUMP] = "UPDATE branches SET nruns = nruns + 1 WHERE id = ?1",
@@ -37,50 +36,16 @@ static const char *const stmt_sql[Q_NSTMTS] = {
                          "wall_seconds, cpu_seconds, hz, samples, lost, processes, threads, "
                          "period_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
                          "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+        [Q_RUN_POS] = "SELECT id FROM runs WHERE branch_id = ?1 AND seq = ?2",
         [Q_TAG_INSERT] = "INSERT OR REPLACE INTO run_tags(run, key, value) VALUES (?1, ?2, ?3)",
         [Q_TAGS_GET] = "SELECT key, value FROM run_tags WHERE run = ?1 ORDER BY key",
-        [Q_PROFILE_INSERT] =
-                "INSERT INTO profiles(run, test, samples, blob) VALUES (?1, ?2, ?3, ?4)",
-        [Q_PROFILES_OF_RUN] = "SELECT test, blob FROM profiles WHERE run = ?1",
-        [Q_PROFILES_OF_SEQ] = "SELECT p.test, p.blob FROM runs r JOIN profiles p ON p.run = r.id "
-                              "WHERE r.branch_id = ?1 AND r.seq = ?2",
-        [Q_SEG_GET] = "SELECT blob FROM segtree WHERE branch_id = ?1 AND level = ?2 AND idx = ?3",
-        [Q_SEG_PUT] = "INSERT OR REPLACE INTO segtree(branch_id, level, idx, blob) "
-                      "VALUES (?1, ?2, ?3, ?4)",
+        [Q_PROFILE_PUT] = "INSERT OR REPLACE INTO profiles(run, blob) VALUES (?1, ?2)",
+        [Q_PROFILES_OF_SEQS] = "SELECT r.seq, p.blob FROM runs r JOIN profiles p ON p.run = r.id "
+                               "WHERE r.branch_id = ?1 AND r.seq >= ?2 AND r.seq <= ?3 "
+                               "ORDER BY r.seq",
+        [Q_SEG_GET] = "SELECT blob FROM segtree WHERE id = ?1",
+        [Q_SEG_PUT] = "INSERT OR REPLACE INTO segtree(id, blob) VALUES (?1, ?2)",
         [Q_GENERATION] = "SELECT value FROM meta WHERE key = 'generation'",
-};
-
-/* Schema migrations: migrations[v] takes a database from user_version v to v + 1. Never edit
- * a released entry; append one (and bump STORE_SCHEMA_VERSION) to change the schema. */
-static const char *const migrations[STORE_SCHEMA_VERSION] = {
-        /* 0 -> 1: the first schema. */
-        "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
-        "INSERT INTO meta(key, value) VALUES ('generation', 0);"
-        "CREATE TABLE strings(id INTEGER PRIMARY KEY, s TEXT NOT NULL UNIQUE);"
-        "CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL,"
-        " module INTEGER NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,"
-        " kind INTEGER NOT NULL, UNIQUE(function, module, file, line, kind));"
-        "CREATE TABLE nodes(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
-        " frame INTEGER NOT NULL, UNIQUE(parent, frame));"
-        "CREATE TABLE branches(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
-        " nruns INTEGER NOT NULL);"
-        "CREATE TABLE runs(id INTEGER PRIMARY KEY, branch_id INTEGER NOT NULL,"
-        " seq INTEGER NOT NULL, created_at INTEGER NOT NULL, commit_id TEXT NOT NULL,"
-        " branch TEXT NOT NULL, base_branch TEXT NOT NULL, merge_base TEXT NOT NULL,"
-        " dirty INTEGER NOT NULL, commit_time INTEGER NOT NULL, subject TEXT NOT NULL,"
-        " ci_provider TEXT NOT NULL, pr_number INTEGER NOT NULL, job_url TEXT NOT NULL,"
-        " cpu_model TEXT NOT NULL, cpu_count INTEGER NOT NULL, command TEXT NOT NULL,"
-        " exit_code INTEGER NOT NULL, wall_seconds REAL NOT NULL, cpu_seconds REAL NOT NULL,"
-        " hz INTEGER NOT NULL, samples INTEGER NOT NULL, lost INTEGER NOT NULL,"
-        " processes INTEGER NOT NULL, threads INTEGER NOT NULL, period_ns INTEGER NOT NULL);"
-        "CREATE INDEX runs_branch_seq ON runs(branch_id, seq);"
-        "CREATE INDEX runs_branch_name ON runs(branch, id);"
-        "CREATE TABLE run_tags(run INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
-        " PRIMARY KEY(run, key)) WITHOUT ROWID;"
-        "CREATE TABLE profiles(run INTEGER NOT NULL, test INTEGER NOT NULL,"
-        " samples INTEGER NOT NULL, blob BLOB NOT NULL, UNIQUE(run, test));"
-        "CREATE TABLE segtree(branch_id INTEGER NOT NULL, level INTEGER NOT NULL,"
-        " idx INTEGER NOT NULL, blob BLOB NOT NULL, UNIQUE(branch_id, level, idx));",
 };
 
 int store_sqlerr(struct store *s, const char *what)
@@ -170,16 +135,60 @@ void store_rollback(struct store *s)
 	store_cache_reset(s);
 }
 
+int store_corrupt(struct store *s, const char *what)
+{
+	char *msg = xstrdup(cp_last_error());
+	cp_error("database %s is corrupt: %s: %s; restore a backup, or delete the damaged runs "
+	         "with 'ciprof gc'",
+	         s->path, what, msg);
+	free(msg);
+	return -1;
+}
+
+int store_step_done(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(s, what);
+	return 0;
+}
+
+int store_begin_read(struct store *s)
+{
+	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "starting a read transaction");
+	return 0;
+}
+
+void store_end_read(struct store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+}
+
 void store_cache_reset(struct store *s)
 {
-	profile_free(s->cache);
-	free(s->cache_str);
-	free(s->cache_frame);
-	free(s->cache_node);
-	s->cache = NULL;
-	s->cache_str = s->cache_frame = s->cache_node = NULL;
-	s->cache_str_alloc = s->cache_frame_alloc = s->cache_node_alloc = 0;
-	s->cache_gen = -1;
+	profile_free(s->dict);
+	s->dict = NULL;
+	s->dict_gen = -1;
+	blob_entries_release(&s->tail.run);
+	blob_entries_release(&s->tail.block_sum);
+	s->tail.gen = -1;
+	s->tail.branch_id = s->tail.seq = s->tail.run_id = -1;
+}
+
+int store_generation(struct store *s, int64_t *out)
+{
+	sqlite3_stmt *st = store_stmt(s, Q_GENERATION);
+	if (!st)
+		return -1;
+	int rc = sqlite3_step(st);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_sqlerr(s, "reading the database generation");
+	return 0;
 }
 
 /* mkdir -p of path's folder; writes .ciprof/.gitignore when it creates a ".ciprof" folder. */
@@ -234,7 +243,7 @@ static int busy_timeout_ms(void)
 	return 10000;
 }
 
-static int query_int(struct store *s, const char *sql, int64_t *out, const char *what)
+int store_query_int(struct store *s, const char *sql, int64_t *out, const char *what)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -262,18 +271,29 @@ static int set_wal(struct store *s)
 	}
 }
 
+/* Creates the schema in a fresh file, or upgrades an older one, in one transaction. Every
+ * released schema version has its step here; a fresh file gets the newest schema directly. */
 static int migrate(struct store *s)
 {
-	int64_t v;
+	int64_t v, ntables;
 	if (store_begin(s) < 0)
 		return -1;
 	/* Another process may have migrated while we waited for the lock. */
-	if (query_int(s, "PRAGMA user_version", &v, "reading the schema version") < 0)
+	if (store_query_int(s, "PRAGMA user_version", &v, "reading the schema version") < 0 ||
+	    store_query_int(s, "SELECT count(*) FROM sqlite_schema", &ntables,
+	                    "reading the schema") < 0)
 		goto fail;
-	for (; v < STORE_SCHEMA_VERSION; v++) {
-		if (store_exec(s, migrations[v]) < 0)
-			goto fail;
+	if (v == 0 && ntables > 0) {
+		cp_error(
+		        "%s is an SQLite database but not a ciprof one (no ciprof schema version); "
+		        "pass another --db",
+		        s->path);
+		goto fail;
 	}
+	if (v == 0 && store_exec(s, store_schema_v2) < 0)
+		goto fail;
+	if (v == 1 && store_migrate_1_to_2(s) < 0)
+		goto fail;
 	char sql[64];
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
 	if (store_exec(s, sql) < 0 || store_commit(s) < 0)
@@ -306,7 +326,7 @@ int store_open(struct store **out, const char *path, int flags)
 	struct store *s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(path);
 	s->readonly = readonly;
-	s->cache_gen = -1;
+	store_cache_reset(s);
 	int oflags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 	if ((flags & STORE_CREATE) && !readonly)
 		oflags |= SQLITE_OPEN_CREATE;
@@ -324,10 +344,10 @@ int store_open(struct store **out, const char *path, int flags)
 	/* Look before touching anything: a foreign, corrupt or newer file is left as it is. */
 	/* One statement, so one snapshot: another process may be creating the schema. */
 	int64_t version, ntables;
-	if (query_int(s,
-	              "SELECT (SELECT user_version FROM pragma_user_version) * 4294967296 + "
-	              "(SELECT count(*) FROM sqlite_schema)",
-	              &version, "reading the schema version") < 0)
+	if (store_query_int(s,
+	                    "SELECT (SELECT user_version FROM pragma_user_version) * 4294967296 + "
+	                    "(SELECT count(*) FROM sqlite_schema)",
+	                    &version, "reading the schema version") < 0)
 		goto fail;
 	ntables = version & 0xffffffff;
 	version >>= 32;
@@ -355,6 +375,16 @@ int store_open(struct store **out, const char *path, int flags)
 		goto fail;
 	}
 	if (!readonly) {
+		/* Both only take effect on a file without pages yet, so every process creating
+		 * the same file at once says the same. */
+		if (version == 0) {
+			char sql[96];
+			snprintf(sql, sizeof(sql),
+			         "PRAGMA page_size = %d; PRAGMA auto_vacuum = INCREMENTAL",
+			         NEW_PAGE_SIZE);
+			if (store_exec(s, sql) < 0)
+				goto fail;
+		}
 		if (set_wal(s) < 0 || store_exec(s, "PRAGMA synchronous = NORMAL") < 0)
 			goto fail;
 		if (version < STORE_SCHEMA_VERSION && migrate(s) < 0)
@@ -386,171 +416,23 @@ const char *store_path(const struct store *s)
 
 /* ---- storing ---------------------------------------------------------------------------- */
 
-static int step_done(struct store *s, sqlite3_stmt *st, const char *what)
-{
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return store_sqlerr(s, what);
-	return 0;
-}
-
-/* Runs a one-column id lookup; 1 found (*out set), 0 not found, -1 error. */
-static int step_id(struct store *s, sqlite3_stmt *st, int64_t *out, const char *what)
-{
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*out = sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
-		return 1;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return store_sqlerr(s, what);
-	return 0;
-}
-
-static void grow_cache(int64_t **arr, size_t need, size_t *alloc)
-{
-	size_t old = *alloc;
-	if (need <= old)
-		return;
-	ALLOC_GROW(*arr, need, *alloc);
-	memset(*arr + old, 0, (*alloc - old) * sizeof(**arr));
-}
-
-/* The database id of string s (interning it), through the cache; local = cache's id. */
-static int db_string(struct store *s, const char *str, uint32_t *local, int64_t *out)
-{
-	uint32_t l = profile_intern(s->cache, str);
-	grow_cache(&s->cache_str, s->cache->nstr, &s->cache_str_alloc);
-	*local = l;
-	if (s->cache_str[l]) {
-		*out = s->cache_str[l];
-		return 0;
-	}
-	sqlite3_stmt *st = store_stmt(s, Q_STR_FIND);
-	if (!st)
-		return -1;
-	sqlite3_bind_text(st, 1, str, -1, SQLITE_STATIC);
-	int r = step_id(s, st, out, "looking up a string");
-	if (r < 0)
-		return -1;
-	if (!r) {
-		st = store_stmt(s, Q_STR_INSERT);
-		if (!st)
-			return -1;
-		sqlite3_bind_text(st, 1, str, -1, SQLITE_STATIC);
-		if (step_done(s, st, "storing a string") < 0)
-			return -1;
-		*out = sqlite3_last_insert_rowid(s->db);
-	}
-	s->cache_str[l] = *out;
-	return 0;
-}
-
-/* Maps each of p's frames to a database frame id (frame_db) and cache frame id (frame_loc). */
-static int map_frames(struct store *s, const struct profile *p, int64_t *frame_db,
-                      uint32_t *frame_loc)
+/* Maps p into the dictionary: dict ids of its frames (frame_id) and stack nodes (node_id).
+ * Strings are interned only when a frame or a test with samples uses them. */
+static void map_profile(struct profile *d, const struct profile *p, uint32_t *frame_id,
+                        uint32_t *node_id)
 {
 	for (size_t i = 0; i < p->nframes; i++) {
 		const struct profile_frame *f = &p->frames[i];
-		uint32_t lf, lm, lfile;
-		int64_t df, dm, dfile;
-		if (db_string(s, profile_str(p, f->function), &lf, &df) < 0 ||
-		    db_string(s, profile_str(p, f->module), &lm, &dm) < 0 ||
-		    db_string(s, profile_str(p, f->file), &lfile, &dfile) < 0)
-			return -1;
-		struct profile_frame lfr = {lf, lm, lfile, f->line, f->kind};
-		uint32_t l = profile_frame(s->cache, &lfr);
-		grow_cache(&s->cache_frame, s->cache->nframes, &s->cache_frame_alloc);
-		frame_loc[i] = l;
-		if (!s->cache_frame[l]) {
-			int64_t id = 0;
-			sqlite3_stmt *st = store_stmt(s, Q_FRAME_FIND);
-			if (!st)
-				return -1;
-			int64_t vals[5] = {df, dm, dfile, f->line, f->kind};
-			for (int k = 0; k < 5; k++)
-				sqlite3_bind_int64(st, k + 1, vals[k]);
-			int r = step_id(s, st, &id, "looking up a frame");
-			if (r < 0)
-				return -1;
-			if (!r) {
-				st = store_stmt(s, Q_FRAME_INSERT);
-				if (!st)
-					return -1;
-				for (int k = 0; k < 5; k++)
-					sqlite3_bind_int64(st, k + 1, vals[k]);
-				if (step_done(s, st, "storing a frame") < 0)
-					return -1;
-				id = sqlite3_last_insert_rowid(s->db);
-			}
-			s->cache_frame[l] = id;
-		}
-		frame_db[i] = s->cache_frame[l];
+		struct profile_frame df = {profile_intern(d, profile_str(p, f->function)),
+		                           profile_intern(d, profile_str(p, f->module)),
+		                           profile_intern(d, profile_str(p, f->file)), f->line,
+		                           f->kind};
+		frame_id[i] = profile_frame(d, &df);
 	}
-	return 0;
-}
-
-/* Maps each of p's stack nodes to a database node id; parents precede children in p. */
-static int map_nodes(struct store *s, const struct profile *p, const uint32_t *frame_loc,
-                     const int64_t *frame_db, int64_t *node_db)
-{
-	uint32_t *node_loc = xmalloc(st_mult(p->nnodes, sizeof(*node_loc)));
-	int ret = -1;
-	node_loc[0] = 0;
-	node_db[0] = 0;
-	for (size_t i = 1; i < p->nnodes; i++) {
-		const struct profile_node *n = &p->nodes[i];
-		uint32_t l = profile_node(s->cache, node_loc[n->parent], frame_loc[n->frame]);
-		grow_cache(&s->cache_node, s->cache->nnodes, &s->cache_node_alloc);
-		node_loc[i] = l;
-		if (!s->cache_node[l]) {
-			int64_t id = 0;
-			sqlite3_stmt *st = store_stmt(s, Q_NODE_FIND);
-			if (!st)
-				goto out;
-			sqlite3_bind_int64(st, 1, node_db[n->parent]);
-			sqlite3_bind_int64(st, 2, frame_db[n->frame]);
-			int r = step_id(s, st, &id, "looking up a stack node");
-			if (r < 0)
-				goto out;
-			if (!r) {
-				st = store_stmt(s, Q_NODE_INSERT);
-				if (!st)
-					goto out;
-				sqlite3_bind_int64(st, 1, node_db[n->parent]);
-				sqlite3_bind_int64(st, 2, frame_db[n->frame]);
-				if (step_done(s, st, "storing a stack node") < 0)
-					goto out;
-				id = sqlite3_last_insert_rowid(s->db);
-			}
-			s->cache_node[l] = id;
-		}
-		node_db[i] = s->cache_node[l];
-	}
-	ret = 0;
-out:
-	free(node_loc);
-	return ret;
-}
-
-static int check_generation(struct store *s)
-{
-	int64_t gen = 0;
-	sqlite3_stmt *st = store_stmt(s, Q_GENERATION);
-	if (!st || step_id(s, st, &gen, "reading the database generation") < 0)
-		return -1;
-	if (gen != s->cache_gen) {
-		store_cache_reset(s);
-		s->cache_gen = gen;
-	}
-	if (!s->cache) {
-		s->cache = profile_new();
-		grow_cache(&s->cache_node, 1, &s->cache_node_alloc);
-	}
-	return 0;
+	node_id[0] = 0;
+	for (size_t i = 1; i < p->nnodes; i++) /* parents precede children */
+		node_id[i] =
+		        profile_node(d, node_id[p->nodes[i].parent], frame_id[p->nodes[i].frame]);
 }
 
 static int branch_slot(struct store *s, const char *name, int64_t *id, int64_t *nruns)
@@ -573,7 +455,7 @@ static int branch_slot(struct store *s, const char *name, int64_t *id, int64_t *
 	if (!st)
 		return -1;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	if (step_done(s, st, "storing a branch") < 0)
+	if (store_step_done(s, st, "storing a branch") < 0)
 		return -1;
 	*id = sqlite3_last_insert_rowid(s->db);
 	*nruns = 0;
@@ -621,36 +503,88 @@ static int insert_run_row(struct store *s, const struct run_meta *m, const struc
 	sqlite3_bind_int64(st, i++, (int64_t)ps->processes);
 	sqlite3_bind_int64(st, i++, (int64_t)ps->threads);
 	sqlite3_bind_int64(st, i++, (int64_t)period);
-	return step_done(s, st, "storing a run");
+	return store_step_done(s, st, "storing a run");
+}
+
+struct tail_fill {
+	struct run_tail *t;
+	struct blob_entries tmp;
+};
+
+static int fill_tail(void *ctx, int64_t seq, const struct blob_entries *e)
+{
+	struct tail_fill *f = ctx;
+	(void)seq;
+	blob_entries_copy(&f->t->run, e);
+	blob_accumulate(&f->t->block_sum, e, &f->tmp);
+	return 0;
+}
+
+/* Makes s->tail describe run seq - 1 of the branch (and its block's sum so far), decoding
+ * the block's runs unless this process stored that very run last. */
+static int load_tail(struct store *s, int64_t branch_id, int64_t seq)
+{
+	struct run_tail *t = &s->tail;
+	int64_t prev_id = -1;
+	if (seq > 0) {
+		sqlite3_stmt *st = store_stmt(s, Q_RUN_POS);
+		if (!st)
+			return -1;
+		sqlite3_bind_int64(st, 1, branch_id);
+		sqlite3_bind_int64(st, 2, seq - 1);
+		int rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			prev_id = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return store_sqlerr(s, "looking up the previous run");
+	}
+	if (t->gen == s->dict_gen && t->branch_id == branch_id && t->seq == seq - 1 &&
+	    t->run_id == prev_id)
+		return 0;
+	t->gen = s->dict_gen;
+	t->branch_id = branch_id;
+	t->seq = seq - 1;
+	t->run_id = prev_id;
+	t->run.n = t->block_sum.n = 0;
+	if (seq % SEGTREE_BLOCK == 0)
+		return 0; /* a block starts: nothing to code against */
+	struct tail_fill f = {.t = t};
+	blob_entries_init(&f.tmp);
+	int ret = runs_decode(s, branch_id, seq - seq % SEGTREE_BLOCK, seq - 1, fill_tail, &f);
+	blob_entries_release(&f.tmp);
+	if (ret < 0)
+		t->gen = -1;
+	return ret;
 }
 
 static int add_run_txn(struct store *s, struct run_meta *meta, const struct profile *p)
 {
 	int ret = -1;
-	int64_t *frame_db = xmalloc(st_mult(p->nframes ? p->nframes : 1, sizeof(*frame_db)));
-	uint32_t *frame_loc = xmalloc(st_mult(p->nframes ? p->nframes : 1, sizeof(*frame_loc)));
-	int64_t *node_db = xmalloc(st_mult(p->nnodes, sizeof(*node_db)));
-	int64_t *test_db = xcalloc(p->nstr ? p->nstr : 1, sizeof(*test_db));
-	struct blob_entries run;
-	struct strbuf sb = STRBUF_INIT;
+	uint32_t *frame_id = xmalloc(st_mult(p->nframes ? p->nframes : 1, sizeof(*frame_id)));
+	uint32_t *node_id = xmalloc(st_mult(p->nnodes, sizeof(*node_id)));
+	uint32_t *test_id = xmalloc(st_mult(p->nstr ? p->nstr : 1, sizeof(*test_id)));
+	struct blob_entries run, tmp;
 	blob_entries_init(&run);
+	blob_entries_init(&tmp);
 
-	if (check_generation(s) < 0 || map_frames(s, p, frame_db, frame_loc) < 0 ||
-	    map_nodes(s, p, frame_loc, frame_db, node_db) < 0)
+	if (dict_sync(s) < 0)
 		goto out;
+	size_t before[DICT_NKINDS];
+	dict_counts(s->dict, before);
+	map_profile(s->dict, p, frame_id, node_id);
+	memset(test_id, 0xff, (p->nstr ? p->nstr : 1) * sizeof(*test_id));
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *smp = &p->samples[i];
 		if (!smp->count)
 			continue;
-		if (!test_db[smp->test]) {
-			uint32_t l;
-			if (db_string(s, profile_str(p, smp->test), &l, &test_db[smp->test]) < 0)
-				goto out;
-		}
-		blob_entries_push(&run, (uint64_t)test_db[smp->test], (uint64_t)node_db[smp->node],
-		                  smp->count);
+		if (test_id[smp->test] == UINT32_MAX)
+			test_id[smp->test] = profile_intern(s->dict, profile_str(p, smp->test));
+		blob_entries_push(&run, test_id[smp->test], node_id[smp->node], smp->count);
 	}
 	blob_entries_normalize(&run);
+	if (dict_write_new(s, before) < 0)
+		goto out;
 
 	int64_t branch_id = 0, seq = 0;
 	if (branch_slot(s, meta->branch, &branch_id, &seq) < 0 ||
@@ -664,43 +598,37 @@ static int add_run_txn(struct store *s, struct run_meta *meta, const struct prof
 		sqlite3_bind_int64(st, 1, run_id);
 		sqlite3_bind_text(st, 2, meta->tags[i].key, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, meta->tags[i].value, -1, SQLITE_STATIC);
-		if (step_done(s, st, "storing a tag") < 0)
+		if (store_step_done(s, st, "storing a tag") < 0)
 			goto out;
 	}
-	for (size_t i = 0; i < run.n;) {
-		size_t j = i;
-		uint64_t total = 0;
-		while (j < run.n && run.e[j].test == run.e[i].test)
-			total += run.e[j++].count;
-		strbuf_reset(&sb);
-		blob_encode_pairs(&sb, run.e + i, j - i);
-		sqlite3_stmt *st = store_stmt(s, Q_PROFILE_INSERT);
-		if (!st)
-			goto out;
-		sqlite3_bind_int64(st, 1, run_id);
-		sqlite3_bind_int64(st, 2, (int64_t)run.e[i].test);
-		sqlite3_bind_int64(st, 3, (int64_t)total);
-		sqlite3_bind_blob(st, 4, sb.buf, (int)sb.len, SQLITE_STATIC);
-		if (step_done(s, st, "storing a profile") < 0)
-			goto out;
-		i = j;
-	}
+	if (load_tail(s, branch_id, seq) < 0 ||
+	    runs_put(s, run_id, seq, &run, seq % SEGTREE_BLOCK ? &s->tail.run : NULL) < 0)
+		goto out;
+	struct run_tail *t = &s->tail;
+	blob_accumulate(&t->block_sum, &run, &tmp);
 	sqlite3_stmt *st = store_stmt(s, Q_BRANCH_BUMP);
 	if (!st)
 		goto out;
 	sqlite3_bind_int64(st, 1, branch_id);
-	if (step_done(s, st, "counting the branch's runs") < 0 ||
-	    segtree_append(s, branch_id, seq, &run) < 0)
+	if (store_step_done(s, st, "counting the branch's runs") < 0 ||
+	    segtree_append(s, branch_id, seq, &t->block_sum) < 0)
 		goto out;
+	/* The tail now describes this run (rolled back with the rest on failure). */
+	t->seq = seq;
+	t->run_id = run_id;
+	struct blob_entries sw = t->run;
+	t->run = run;
+	run = sw;
+	if ((seq + 1) % SEGTREE_BLOCK == 0)
+		t->block_sum.n = 0;
 	meta->id = run_id;
 	ret = 0;
 out:
-	strbuf_release(&sb);
 	blob_entries_release(&run);
-	free(frame_db);
-	free(frame_loc);
-	free(node_db);
-	free(test_db);
+	blob_entries_release(&tmp);
+	free(frame_id);
+	free(node_id);
+	free(test_id);
 	return ret;
 }
 
@@ -917,6 +845,7 @@ void builder_init(struct profile_builder *b, struct store *s, struct profile *p)
 {
 	b->s = s;
 	b->p = p;
+	dict_reader_init(&b->dict, s);
 	idmap_init(&b->strs);
 	idmap_init(&b->frames);
 	idmap_init(&b->nodes);
@@ -924,59 +853,34 @@ void builder_init(struct profile_builder *b, struct store *s, struct profile *p)
 
 void builder_release(struct profile_builder *b)
 {
+	dict_reader_release(&b->dict);
 	idmap_release(&b->strs);
 	idmap_release(&b->frames);
 	idmap_release(&b->nodes);
 }
 
-static int build_str(struct profile_builder *b, int64_t id, uint32_t *out)
+static int build_str(struct profile_builder *b, uint64_t id, uint32_t *out)
 {
-	if (idmap_get(&b->strs, (uint64_t)id, out))
+	if (idmap_get(&b->strs, id, out))
 		return 0;
-	sqlite3_stmt *st = store_stmt(b->s, Q_STR_GET);
-	if (!st)
+	const char *str;
+	if (dict_read_string(&b->dict, id, &str) < 0)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out = profile_intern_len(b->p, (const char *)sqlite3_column_text(st, 0),
-		                          (size_t)sqlite3_column_bytes(st, 0));
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
-		return cp_error("database %s is corrupt: string %lld is missing; restore a backup "
-		                "or run 'ciprof gc'",
-		                b->s->path, (long long)id);
-	if (rc != SQLITE_ROW)
-		return store_sqlerr(b->s, "reading a string");
-	idmap_put(&b->strs, (uint64_t)id, *out);
+	*out = profile_intern(b->p, str);
+	idmap_put(&b->strs, id, *out);
 	return 0;
 }
 
-static int build_frame(struct profile_builder *b, int64_t id, uint32_t *out)
+static int build_frame(struct profile_builder *b, uint64_t id, uint32_t *out)
 {
-	if (idmap_get(&b->frames, (uint64_t)id, out))
+	if (idmap_get(&b->frames, id, out))
 		return 0;
-	sqlite3_stmt *st = store_stmt(b->s, Q_FRAME_GET);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	int rc = sqlite3_step(st);
-	int64_t v[5] = {0};
-	if (rc == SQLITE_ROW)
-		for (int i = 0; i < 5; i++)
-			v[i] = sqlite3_column_int64(st, i);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
-		return cp_error("database %s is corrupt: frame %lld is missing; restore a backup",
-		                b->s->path, (long long)id);
-	if (rc != SQLITE_ROW)
-		return store_sqlerr(b->s, "reading a frame");
-	struct profile_frame f = {.line = (uint32_t)v[3], .kind = (uint32_t)v[4]};
-	if (build_str(b, v[0], &f.function) < 0 || build_str(b, v[1], &f.module) < 0 ||
-	    build_str(b, v[2], &f.file) < 0)
+	struct profile_frame f;
+	if (dict_read_frame(&b->dict, id, &f) < 0 || build_str(b, f.function, &f.function) < 0 ||
+	    build_str(b, f.module, &f.module) < 0 || build_str(b, f.file, &f.file) < 0)
 		return -1;
 	*out = profile_frame(b->p, &f);
-	idmap_put(&b->frames, (uint64_t)id, *out);
+	idmap_put(&b->frames, id, *out);
 	return 0;
 }
 
@@ -988,46 +892,27 @@ static int build_node(struct profile_builder *b, uint64_t id, uint32_t *out)
 	uint32_t local = 0;
 	int ret = -1;
 	while (id && !idmap_get(&b->nodes, id, &local)) {
-		sqlite3_stmt *st = store_stmt(b->s, Q_NODE_GET);
-		if (!st)
+		uint64_t parent, frame;
+		if (dict_read_node(&b->dict, id, &parent, &frame) < 0)
 			goto out;
-		sqlite3_bind_int64(st, 1, (int64_t)id);
-		int rc = sqlite3_step(st);
-		int64_t parent = 0, frame = 0;
-		if (rc == SQLITE_ROW) {
-			parent = sqlite3_column_int64(st, 0);
-			frame = sqlite3_column_int64(st, 1);
-		}
-		sqlite3_reset(st);
-		if (rc == SQLITE_DONE) {
-			cp_error("database %s is corrupt: stack node %llu is missing; restore a "
-			         "backup",
+		if (n > 1000000) { /* parents precede children, so this means a cycle of ids */
+			cp_error("database %s is corrupt: stack node %llu is deeper than a million "
+			         "frames; restore a backup",
 			         b->s->path, (unsigned long long)id);
-			goto out;
-		}
-		if (rc != SQLITE_ROW) {
-			store_sqlerr(b->s, "reading a stack node");
-			goto out;
-		}
-		if (n > 100000 || (uint64_t)parent >= id) {
-			cp_error(
-			        "database %s is corrupt: stack node %llu has a bad parent; restore "
-			        "a backup",
-			        b->s->path, (unsigned long long)id);
 			goto out;
 		}
 		ALLOC_GROW(chain, n + 1, alloc);
 		ALLOC_GROW(chain_frames, n + 1, falloc);
 		chain[n] = id;
-		chain_frames[n] = (uint64_t)frame;
+		chain_frames[n] = frame;
 		n++;
-		id = (uint64_t)parent;
+		id = parent;
 	}
 	if (!id)
 		local = 0;
 	while (n--) {
 		uint32_t f = 0;
-		if (build_frame(b, (int64_t)chain_frames[n], &f) < 0)
+		if (build_frame(b, chain_frames[n], &f) < 0)
 			goto out;
 		local = profile_node(b->p, local, f);
 		idmap_put(&b->nodes, chain[n], local);
@@ -1046,7 +931,7 @@ int builder_add(struct profile_builder *b, const struct blob_entries *e)
 	uint32_t test = 0;
 	for (size_t i = 0; i < e->n; i++) {
 		if (e->e[i].test != last_test) {
-			if (build_str(b, (int64_t)e->e[i].test, &test) < 0)
+			if (build_str(b, e->e[i].test, &test) < 0)
 				return -1;
 			last_test = e->e[i].test;
 		}
@@ -1058,95 +943,104 @@ int builder_add(struct profile_builder *b, const struct blob_entries *e)
 	return 0;
 }
 
-int store_load_profile(struct store *s, int64_t id, const char *test, struct profile **out)
+static int copy_entries(void *ctx, int64_t seq, const struct blob_entries *e)
 {
-	*out = NULL;
+	(void)seq;
+	blob_entries_copy(ctx, e);
+	return 0;
+}
+
+static int load_profile(struct store *s, int64_t id, const char *test, struct profile *p)
+{
 	struct run_meta m;
 	run_meta_init(&m);
 	struct blob_entries e;
 	blob_entries_init(&e);
-	struct profile *p = profile_new();
 	struct profile_builder b;
 	builder_init(&b, s, p);
 	int ret = -1;
 	if (store_get_run(s, id, &m) < 0)
 		goto out;
-	int64_t test_id = -1;
-	if (test) {
-		sqlite3_stmt *f = store_stmt(s, Q_STR_FIND);
-		if (!f)
-			goto out;
-		sqlite3_bind_text(f, 1, test, -1, SQLITE_STATIC);
-		if (step_id(s, f, &test_id, "looking up a test") < 0)
-			goto out;
-	}
-	sqlite3_stmt *st = store_stmt(s, Q_PROFILES_OF_RUN);
-	if (!st)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	int rc;
-	int found = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t t = sqlite3_column_int64(st, 0);
-		if (test && t != test_id)
-			continue;
-		found = 1;
-		if (blob_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-		                (uint64_t)t, &e) < 0) {
-			char *msg = xstrdup(cp_last_error());
-			cp_error("database %s is corrupt: run %lld: %s; restore a backup or delete "
-			         "the "
-			         "run with 'ciprof gc'",
-			         s->path, (long long)id, msg);
-			free(msg);
-			sqlite3_reset(st);
-			goto out;
-		}
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		store_sqlerr(s, "reading a profile");
-		goto out;
-	}
-	if (test && !found) {
-		cp_error("run %lld has no samples of test '%s'; 'ciprof show %lld --by test' lists "
-		         "its tests",
-		         (long long)id, test, (long long)id);
-		goto out;
-	}
-	blob_entries_normalize(&e);
-	if (builder_add(&b, &e) < 0)
-		goto out;
-	/* Stats of the whole run, from its row. */
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT samples, lost, processes, threads, period_ns, cpu_seconds, "
-	                       "wall_seconds, hz, exit_code FROM runs WHERE id = ?1",
-	                       -1, &q, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+	            s->db,
+	            "SELECT branch_id, seq, samples, lost, processes, threads, period_ns, "
+	            "cpu_seconds, wall_seconds, hz, exit_code FROM runs WHERE id = ?1",
+	            -1, &q, NULL) != SQLITE_OK) {
 		store_sqlerr(s, "reading run stats");
 		goto out;
 	}
 	sqlite3_bind_int64(q, 1, id);
+	int64_t branch_id = -1, seq = -1;
 	if (sqlite3_step(q) == SQLITE_ROW) {
-		p->stats.samples = (uint64_t)sqlite3_column_int64(q, 0);
-		p->stats.lost = (uint64_t)sqlite3_column_int64(q, 1);
-		p->stats.processes = (uint64_t)sqlite3_column_int64(q, 2);
-		p->stats.threads = (uint64_t)sqlite3_column_int64(q, 3);
-		p->stats.period_ns = (uint64_t)sqlite3_column_int64(q, 4);
-		p->stats.cpu_seconds = sqlite3_column_double(q, 5);
-		p->stats.wall_seconds = sqlite3_column_double(q, 6);
-		p->stats.hz = sqlite3_column_int(q, 7);
-		p->stats.exit_status = sqlite3_column_int(q, 8);
+		branch_id = sqlite3_column_int64(q, 0);
+		seq = sqlite3_column_int64(q, 1);
+		p->stats.samples = (uint64_t)sqlite3_column_int64(q, 2);
+		p->stats.lost = (uint64_t)sqlite3_column_int64(q, 3);
+		p->stats.processes = (uint64_t)sqlite3_column_int64(q, 4);
+		p->stats.threads = (uint64_t)sqlite3_column_int64(q, 5);
+		p->stats.period_ns = (uint64_t)sqlite3_column_int64(q, 6);
+		p->stats.cpu_seconds = sqlite3_column_double(q, 7);
+		p->stats.wall_seconds = sqlite3_column_double(q, 8);
+		p->stats.hz = sqlite3_column_int(q, 9);
+		p->stats.exit_status = sqlite3_column_int(q, 10);
 	}
 	sqlite3_finalize(q);
-	*out = p;
-	p = NULL;
+	if (seq < 0) {
+		store_sqlerr(s, "reading run stats");
+		goto out;
+	}
+	if (runs_decode(s, branch_id, seq, seq, copy_entries, &e) < 0)
+		goto out;
+	if (test) {
+		/* Keep the test's entries: names come from the dictionary, tests are few. */
+		size_t k = 0;
+		uint64_t last = UINT64_MAX;
+		int keep = 0;
+		for (size_t i = 0; i < e.n; i++) {
+			if (e.e[i].test != last) {
+				const char *name;
+				if (dict_read_string(&b.dict, e.e[i].test, &name) < 0)
+					goto out;
+				keep = !strcmp(name, test);
+				last = e.e[i].test;
+			}
+			if (keep)
+				e.e[k++] = e.e[i];
+		}
+		e.n = k;
+		if (!k) {
+			cp_error("run %lld has no samples of test '%s'; 'ciprof show %lld --by "
+			         "test' "
+			         "lists its tests",
+			         (long long)id, test, (long long)id);
+			goto out;
+		}
+	}
+	if (builder_add(&b, &e) < 0)
+		goto out;
 	ret = 0;
 out:
 	builder_release(&b);
-	profile_free(p);
 	blob_entries_release(&e);
 	run_meta_release(&m);
+	return ret;
+}
+
+int store_load_profile(struct store *s, int64_t id, const char *test, struct profile **out)
+{
+	*out = NULL;
+	struct profile *p = profile_new();
+	if (store_begin_read(s) < 0) {
+		profile_free(p);
+		return -1;
+	}
+	int ret = load_profile(s, id, test, p);
+	store_end_read(s);
+	if (ret < 0)
+		profile_free(p);
+	else
+		*out = p;
 	return ret;
 }
 
@@ -1157,23 +1051,62 @@ int store_counts(struct store *s, struct store_counts *out)
 	static const char *const sql[] = {
 	        "SELECT count(*) FROM runs",
 	        "SELECT count(*) FROM branches",
-	        "SELECT count(*) FROM strings",
-	        "SELECT count(*) FROM frames",
-	        "SELECT count(*) FROM nodes",
+	        "SELECT coalesce(sum(n), 0) FROM dict WHERE id >> 40 = 0",
+	        "SELECT coalesce(sum(n), 0) FROM dict WHERE id >> 40 = 1",
+	        "SELECT coalesce(sum(n), 0) FROM dict WHERE id >> 40 = 2",
 	        "SELECT count(*) FROM profiles",
 	        "SELECT count(*) FROM segtree",
 	        "PRAGMA page_count",
 	        "PRAGMA page_size",
 	        "PRAGMA freelist_count",
+	        "SELECT coalesce(sum(length(blob)), 0) FROM dict WHERE id >> 40 = 0",
+	        "SELECT coalesce(sum(length(blob)), 0) FROM dict WHERE id >> 40 = 1",
+	        "SELECT coalesce(sum(length(blob)), 0) FROM dict WHERE id >> 40 = 2",
+	        "SELECT coalesce(sum(length(blob)), 0) FROM profiles",
+	        "SELECT coalesce(sum(length(blob)), 0) FROM segtree",
 	};
-	int64_t *dst[] = {&out->runs,          &out->branches,   &out->strings,
-	                  &out->frames,        &out->nodes,      &out->profiles,
-	                  &out->segtree_nodes, &out->page_count, &out->page_size,
-	                  &out->freelist_pages};
+	int64_t *dst[] = {&out->runs,           &out->branches,       &out->strings,
+	                  &out->frames,         &out->nodes,          &out->profiles,
+	                  &out->segtree_nodes,  &out->page_count,     &out->page_size,
+	                  &out->freelist_pages, &out->bytes_strings,  &out->bytes_frames,
+	                  &out->bytes_nodes,    &out->bytes_profiles, &out->bytes_segtree};
 	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
-		if (query_int(s, sql[i], dst[i], "counting rows") < 0)
+		if (store_query_int(s, sql[i], dst[i], "counting rows") < 0)
 			return -1;
 	return 0;
+}
+
+static const char *col_text0(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	return t ? t : "";
+}
+
+/* Every kind's chunks cover its ids from the first one on without gaps or overlaps. */
+static int check_dict(struct store *s)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT id >> 40, id & ((1 << 40) - 1), n FROM dict ORDER BY id", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "checking the dictionary");
+	int64_t next[DICT_NKINDS] = {1, 0, 1};
+	int rc, ret = 0;
+	while (!ret && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t kind = sqlite3_column_int64(st, 0), first = sqlite3_column_int64(st, 1),
+		        n = sqlite3_column_int64(st, 2);
+		if (kind < 0 || kind >= DICT_NKINDS || first != next[kind] || n < 1)
+			ret = cp_error(
+			        "database %s is corrupt: dictionary chunk (%lld, %lld) out of "
+			        "place; restore a backup",
+			        s->path, (long long)kind, (long long)first);
+		else
+			next[kind] += n;
+	}
+	sqlite3_finalize(st);
+	if (!ret && rc != SQLITE_DONE)
+		return store_sqlerr(s, "checking the dictionary");
+	return ret;
 }
 
 int store_check(struct store *s)
@@ -1182,37 +1115,42 @@ int store_check(struct store *s)
 	if (sqlite3_prepare_v2(s->db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
 		return store_sqlerr(s, "checking integrity");
 	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && strcmp(col_text(st, 0), "ok")) {
-		cp_error("database %s is corrupt: %s; restore a backup", s->path, col_text(st, 0));
+	if (rc == SQLITE_ROW && strcmp(col_text0(st, 0), "ok")) {
+		cp_error("database %s is corrupt: %s; restore a backup", s->path, col_text0(st, 0));
 		sqlite3_finalize(st);
 		return -1;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
 		return store_sqlerr(s, "checking integrity");
-	/* A branch of n runs has, at level l >= 1, exactly floor(n / 2^l) nodes, and its runs
-	 * are numbered 0..n-1. */
+	if (check_dict(s) < 0)
+		return -1;
+	/* A branch of n runs has runs numbered 0..n-1, each with a profile, and the tree nodes
+	 * of levels >= SEGTREE_MIN_LEVEL. */
 	if (sqlite3_prepare_v2(s->db,
 	                       "SELECT b.id, b.name, b.nruns, (SELECT count(*) FROM runs r WHERE "
 	                       "r.branch_id = b.id), (SELECT coalesce(max(seq), -1) FROM runs r "
 	                       "WHERE r.branch_id = b.id), (SELECT count(*) FROM segtree t WHERE "
-	                       "t.branch_id = b.id) FROM branches b",
+	                       "t.id >= b.id << 40 AND t.id < (b.id + 1) << 40), (SELECT count(*) "
+	                       "FROM runs r JOIN profiles p "
+	                       "ON p.run = r.id WHERE r.branch_id = b.id) FROM branches b",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return store_sqlerr(s, "checking segment trees");
 	int ret = 0;
 	while (!ret && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t n = sqlite3_column_int64(st, 2), runs = sqlite3_column_int64(st, 3);
 		int64_t maxseq = sqlite3_column_int64(st, 4), nodes = sqlite3_column_int64(st, 5);
-		int64_t want = 0;
-		for (int l = 1; l < 63 && (n >> l); l++)
-			want += n >> l;
-		if (runs != n || maxseq != n - 1 || nodes != want)
+		int64_t profiles = sqlite3_column_int64(st, 6);
+		int64_t want = segtree_expected_nodes(n);
+		if (runs != n || maxseq != n - 1 || nodes != want || profiles != n)
 			ret = cp_error(
-			        "database %s: branch '%s' has %lld runs (numbered up to %lld) "
-			        "and %lld segment tree nodes, expected %lld runs and %lld "
-			        "nodes; run 'ciprof gc' to rebuild",
-			        s->path, col_text(st, 1), (long long)runs, (long long)maxseq,
-			        (long long)nodes, (long long)n, (long long)want);
+			        "database %s: branch '%s' has %lld runs (numbered up to %lld, %lld "
+			        "with a profile) and %lld segment tree nodes, expected %lld runs "
+			        "and "
+			        "%lld nodes; run 'ciprof gc' to rebuild",
+			        s->path, col_text0(st, 1), (long long)runs, (long long)maxseq,
+			        (long long)profiles, (long long)nodes, (long long)n,
+			        (long long)want);
 	}
 	sqlite3_finalize(st);
 	if (!ret && rc != SQLITE_DONE)

@@ -1,7 +1,8 @@
-/* store/: ciprof's memory, one SQLite file. Runs with their metadata, interned strings, frames,
- * a stack trie shared by all runs, per (run, test) profile blobs, and a segment tree per branch
- * over its runs so that merging any range of runs reads O(log n) blobs. docs/store.md explains
- * the schema. Every function returns 0 (or a count) on success and -1 with cp_error set
+/* store/: ciprof's memory, one SQLite file. Runs with their metadata, interned strings, frames
+ * and a stack trie shared by all runs (append-only compressed chunks), one compressed profile
+ * blob per run (coded against the branch's previous run), and a segment tree per branch over
+ * its runs so that merging any range of runs reads O(log n) blobs. docs/store.md explains the
+ * schema and the coding. Every function returns 0 (or a count) on success and -1 with cp_error set
  * (naming the database file and what to do) on failure. */
 #ifndef CP_STORE_H
 #define CP_STORE_H
@@ -13,7 +14,7 @@
 #include <stdint.h>
 
 /* The schema version this ciprof writes, kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 enum store_flags {
 	STORE_CREATE = 1 << 0,   /* create the file (and its parent folders) when missing */
@@ -106,10 +107,11 @@ struct store_gc_result {
 };
 
 /*
- * Deletes the selected runs in one transaction, renumbers each affected branch's runs and
- * rebuilds its segment tree (O(runs of the branch) merges), prunes stack nodes, frames and
- * strings no remaining run uses, then checkpoints the WAL. The file is not VACUUMed: freed
- * pages are reused by later runs.
+ * Deletes the selected runs in one transaction, renumbers each affected branch's runs, prunes
+ * stack nodes, frames and strings no remaining run uses (renumbering the rest densely), and
+ * re-codes every remaining run's profile and segment tree: O(stored runs) decoding and coding.
+ * Then checkpoints the WAL and gives freed pages back to the file system (incremental vacuum,
+ * on files created with schema 2; older files reuse them for later runs).
  */
 int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_result *r);
 
@@ -124,15 +126,19 @@ char *store_default_path(void);
  * that the file's size is the database's size. Busy readers only delay it: not an error. */
 int store_checkpoint(struct store *s);
 
-/* Row counts, for tests, benchmarks and 'ciprof gc' reports. */
+/* Counts, for tests, benchmarks and 'ciprof gc' reports: runs, branches, dictionary items
+ * (strings besides "", frames, stack nodes), run profiles, segment-tree nodes; the file's
+ * pages; and the bytes of the blobs of each kind. */
 struct store_counts {
 	int64_t runs, branches, strings, frames, nodes, profiles, segtree_nodes;
 	int64_t page_count, page_size, freelist_pages;
+	int64_t bytes_strings, bytes_frames, bytes_nodes, bytes_profiles, bytes_segtree;
 };
 int store_counts(struct store *s, struct store_counts *out);
 
 /*
- * Checks the file (PRAGMA integrity_check) and that every branch's segment tree has exactly
+ * Checks the file (PRAGMA integrity_check), that the dictionary's chunks cover their ids
+ * without gaps, and that every branch's runs each have a profile and its segment tree exactly
  * the nodes its run count implies. 0 when sound, else -1 with a message saying what is wrong.
  */
 int store_check(struct store *s);

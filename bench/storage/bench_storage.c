@@ -14,8 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 /* Size of data after gzip -6 (deflate level 6 with the gzip wrapper, as gzip writes it). */
 static size_t gzip6_size(const char *data, size_t len)
@@ -79,6 +87,8 @@ int main(int argc, char **argv)
 	}
 	struct synth *w = synth_new(42, stacks, funcs, tests);
 	size_t folded_total = 0, gz_total = 0;
+	double store_ms = 0, store_max = 0;
+	struct profile *last = NULL;
 	for (int r = 0; r < runs; r++) {
 		struct profile *p = synth_next(w, r ? churn : 0, (uint64_t)samples);
 		char *text = NULL;
@@ -96,12 +106,18 @@ int main(int argc, char **argv)
 		snprintf(commit, sizeof(commit), "%040x", r + 1);
 		run_meta_set(&m.commit, commit);
 		run_meta_set(&m.command, "make test");
+		double t0 = now_ms();
 		if (store_add_run(s, &m, p) < 0) {
 			fprintf(stderr, "bench_storage: %s\n", cp_last_error());
 			return 3;
 		}
+		double dt = now_ms() - t0;
+		store_ms += dt;
+		if (dt > store_max)
+			store_max = dt;
 		run_meta_release(&m);
-		profile_free(p);
+		profile_free(last);
+		last = p;
 	}
 	struct store_counts c;
 	if (store_checkpoint(s) < 0 || store_counts(s, &c) < 0) {
@@ -110,6 +126,39 @@ int main(int argc, char **argv)
 	}
 	store_close(s);
 	long dbsize = file_size(path);
+	/* What 'ciprof run' pays: a fresh process opens the file, stores one more run (loading
+	 * the dictionary and decoding the branch's last block on the way), closes it. Measured
+	 * on a copy so that the sizes above stay those of R runs. */
+	double fresh_ms = 0;
+	if (last) {
+		char *copy = xasprintf("%s.copy", path);
+		char *cmd = xasprintf("cp '%s' '%s'", path, copy);
+		if (system(cmd) != 0) {
+			fprintf(stderr, "bench_storage: cannot copy the database\n");
+			return 3;
+		}
+		double t0 = now_ms();
+		struct store *s2;
+		struct run_meta m;
+		run_meta_init(&m);
+		run_meta_set(&m.branch, "main");
+		run_meta_set(&m.command, "make test");
+		if (store_open(&s2, copy, 0) < 0 || store_add_run(s2, &m, last) < 0) {
+			fprintf(stderr, "bench_storage: %s\n", cp_last_error());
+			return 3;
+		}
+		store_close(s2);
+		fresh_ms = now_ms() - t0;
+		run_meta_release(&m);
+		unlink(copy);
+		free(cmd);
+		cmd = xasprintf("rm -f '%s-wal' '%s-shm'", copy, copy);
+		if (system(cmd)) {
+		}
+		free(cmd);
+		free(copy);
+		profile_free(last);
+	}
 	char *wal = xasprintf("%s-wal", path);
 	long walsize = file_size(wal);
 	printf("runs %d, stacks/run %d, functions %d, tests %d, churn %.0f%%, samples/run %ld\n",
@@ -124,6 +173,15 @@ int main(int argc, char **argv)
 	       gz_total / (size_t)runs);
 	printf("ciprof database:    %10ld bytes (%ld per run; wal %ld after checkpoint)\n", dbsize,
 	       dbsize / runs, walsize);
+	printf("blobs: strings %lld, frames %lld, stack nodes %lld (%.2f B/node), run profiles "
+	       "%lld (%.2f B/stack/run), segment tree %lld; pages %lld x %lld B, %lld free\n",
+	       (long long)c.bytes_strings, (long long)c.bytes_frames, (long long)c.bytes_nodes,
+	       c.nodes ? (double)c.bytes_nodes / (double)c.nodes : 0.0, (long long)c.bytes_profiles,
+	       (double)c.bytes_profiles / ((double)runs * stacks), (long long)c.bytes_segtree,
+	       (long long)c.page_count, (long long)c.page_size, (long long)c.freelist_pages);
+	printf("store time per run: %.1f ms mean, %.1f ms max (one process); %.1f ms for a fresh "
+	       "process opening the file and storing run %d\n",
+	       store_ms / runs, store_max, fresh_ms, runs + 1);
 	printf("ratio gzip/db:      %10.1fx  (goal >= 10x)\n", (double)gz_total / (double)dbsize);
 	if (!db) {
 		unlink(path);
