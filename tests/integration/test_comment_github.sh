@@ -80,14 +80,25 @@ expect_no_token "403" "$TMP"/readonly*.out "$TMP"/readonly*.err
 forge_stop_all
 
 # --- 4. retries: 500 on listing, 429 with Retry-After: 0 on create --------------------------
+# (then GitHub's primary rate limit: 403 with X-RateLimit-Remaining: 0, reset in the past)
 forge_start retry github --fault 'GET:/comments:500:1' --fault 'POST:/comments:429:1:Retry-After=0' \
-	--fault 'GET:/user:503:1'
-gh retry -v --body-file body.md
+	--fault 'GET:/user:503:1' --fault 'GET:/comments:403:1:X-RateLimit-Remaining=0:X-RateLimit-Reset=1'
+gh retry -vv --body-file body.md
 expect_rc "retried" 0 retry
 expect_eq "GET /user answered 503 then 200" "$(forge_query "$FORGE_LOG" '[r["status"] for r in reqs if r["path"] == "/user"]')" "[503, 200]"
-expect_eq "listing answered 500 then 200" "$(forge_query "$FORGE_LOG" '[r["status"] for r in reqs if r["method"] == "GET" and r["path"].endswith("/comments")]')" "[500, 200]"
+expect_eq "listing answered 500, 403 (rate limit), then 200" "$(forge_query "$FORGE_LOG" '[r["status"] for r in reqs if r["method"] == "GET" and r["path"].endswith("/comments")]')" "[500, 403, 200]"
+expect_no_token "debug log" "$TMP/retry.out" "$TMP/retry.err"
 expect_eq "create answered 429 then 201" "$(forge_query "$FORGE_LOG" '[r["status"] for r in reqs if r["method"] == "POST"]')" "[429, 201]"
 expect_grep "retries are logged" "$TMP/retry.err" "retrying in"
+forge_stop_all
+
+# a rate limit longer than the waiting budget is not waited for
+forge_start limited github --fault 'GET:/comments:429:*:Retry-After=3600'
+start=$(date +%s)
+gh limited --body-file body.md
+expect_rc "long rate limit: a warning" 0 limited
+expect_grep "long rate limit explained" "$TMP/limited.err" "asks to wait 3600 s, more than the 3 s allowed"
+[ $(($(date +%s) - start)) -lt 20 ] && ok "long rate limit: no long wait" || check_failed "waited for the rate limit"
 forge_stop_all
 
 # --- 5. a create that failed with 502 although the comment was made: no duplicate ---------
