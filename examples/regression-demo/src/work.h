@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-/* How many times each test calls its function; sets the suite's length (~0.35 s each). */
+/* How many times each test calls its function; sets the suite's length (~0.2 s each). */
 #define DEMO_REPEAT 1
 
 uint32_t checksum_block(const uint8_t *data, int len, int rounds);
