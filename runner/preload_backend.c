@@ -536,6 +536,11 @@ static void on_start(struct psession *s, const struct pl_view *v)
 			free(*a);
 		free(argv);
 	}
+	/* The parent's test, if it has one, wins over a CTest match (a test's subprocess
+	 * running another test's command line is still that test's), as with perf. The
+	 * parent is also the only link of a vfork or posix_spawn child, which has no fork
+	 * record. */
+	attrib_proc_fork(&s->attrib, pid, v->u.start.ppid);
 }
 
 static int on_record(void *ctx, const struct pl_view *v, const unsigned char *raw, size_t len)

@@ -83,9 +83,8 @@ static struct {
 	int key_ok;
 	unsigned long long dl_adds; /* objects loaded when the last memory map was written */
 	int events_stalled;         /* the runner stopped reading events: do not wait again */
-	/* the program's own wish for our signal (it was refused: SIG_DFL or SIG_IGN) */
+	/* the action the program believes our signal has (SIG_DFL or SIG_IGN) */
 	struct sigaction wished;
-	int wished_set;
 } g;
 
 /* Per slot: the timer to delete when sampling stops, and whether its ring is allocated.
@@ -464,7 +463,27 @@ static void stack_bounds(struct thread_state *t)
 	pthread_attr_destroy(&attr);
 }
 
-/* Makes sure slot i's ring has disk blocks, so that writing it from the handler cannot fault
+/* Writes zeros over [off, off + len) of fd: the blocks are allocated now (a full disk is an
+ * error here, not a SIGBUS in the signal handler later), and the pages sit in the page cache,
+ * so that first touching them through the mapping costs little (unlike the unwritten extents
+ * of fallocate, which ext4 converts on the first write fault, at a millisecond each). */
+static int write_zeros(int fd, off_t off, off_t len)
+{
+	static const char zeros[16384];
+	while (len > 0) {
+		size_t n = len < (off_t)sizeof(zeros) ? (size_t)len : sizeof(zeros);
+		ssize_t w = pwrite(fd, zeros, n, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += w;
+		len -= w;
+	}
+	return 0;
+}
+
+/* Makes sure slot i's ring has its blocks, so that writing it from the handler cannot fault
  * with SIGBUS on a full disk. The file is reopened by name and checked to be ours: the
  * program may have closed or reused any descriptor we kept. */
 static int ring_allocate(uint32_t i)
@@ -479,7 +498,7 @@ static int ring_allocate(uint32_t i)
 	if (fstat(fd, &st) == 0 && st.st_dev == g.dev && st.st_ino == g.ino) {
 		off_t off = (off_t)pl_ring_offset(g.hdr, i);
 		off_t len = (off_t)(i == 0 ? g.hdr->event_ring_size : g.ring_size);
-		r = posix_fallocate(fd, off, len) == 0 ? 0 : -1;
+		r = write_zeros(fd, off, len);
 	}
 	close(fd);
 	if (r == 0)
@@ -686,7 +705,7 @@ static int open_image(uint16_t flags, pid_t ppid)
 	struct stat st;
 	void *map = MAP_FAILED;
 	if (ftruncate(fd, (off_t)len) != 0 || fstat(fd, &st) != 0 ||
-	    posix_fallocate(fd, 0, (off_t)(h.header_size + h.event_ring_size)) != 0)
+	    write_zeros(fd, 0, (off_t)(h.header_size + h.event_ring_size)) != 0)
 		goto fail;
 	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
@@ -1055,44 +1074,43 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
 /* ---- keeping the timer signal ours ---- */
 
 /*
- * The program changes the action of our signal. SIG_DFL or SIG_IGN (a program resetting
- * every signal) is remembered and reported back, but our handler stays: the program does
- * not use the signal. A handler of its own means it does use it: sampling stops in this
- * process, and the program gets the signal.
+ * The program asks about or changes the action of our signal. It is told what it last set
+ * (SIG_DFL at first, as before the sampler took the signal), so that saving and restoring
+ * an action never hands it our handler. Setting SIG_DFL or SIG_IGN (a program resetting
+ * every signal) is remembered but not done: the program does not use the signal. A handler
+ * of its own means it does: sampling stops in this process and the program gets the signal.
+ * Returns 1 when the call is answered here.
  */
-static int guard_sigaction(int sig, const struct sigaction *act, struct sigaction *old, int *done)
+static int guard_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	*done = 0;
-	if (!g.on || sig != g.signo || !act)
+	if (!g.on || sig != g.signo)
 		return 0;
-	int is_handler = (act->sa_flags & SA_SIGINFO) ||
-	                 (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
-	if (!is_handler) {
+	int is_handler = act && ((act->sa_flags & SA_SIGINFO) ||
+	                         (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN));
+	if (is_handler) {
+		char msg[128], *p = msg, *end = msg + sizeof(msg);
+		put_str(&p, end, "the program installed its own handler for signal ");
+		put_u64(&p, end, (uint64_t)sig);
+		put_str(&p, end, ", the sampler's timer signal: sampling stopped in this process");
+		stop_sampling(msg);
 		if (old) {
-			if (g.wished_set)
-				*old = g.wished;
-			else
-				real_sigaction(sig, NULL, old);
+			real_sigaction(sig, act, NULL);
+			*old = g.wished;
+			return 1;
 		}
-		g.wished = *act;
-		g.wished_set = 1;
-		*done = 1;
 		return 0;
 	}
-	char msg[128], *p = msg, *end = msg + sizeof(msg);
-	put_str(&p, end, "the program installed its own handler for signal ");
-	put_u64(&p, end, (uint64_t)sig);
-	put_str(&p, end, ", the sampler's timer signal: sampling stopped in this process");
-	stop_sampling(msg);
-	return 0;
+	if (old)
+		*old = g.wished;
+	if (act)
+		g.wished = *act;
+	return 1;
 }
 
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	RESOLVE(sigaction);
-	int done;
-	guard_sigaction(sig, act, old, &done);
-	if (done)
+	if (guard_sigaction(sig, act, old))
 		return 0;
 	return real_sigaction(sig, act, old);
 }

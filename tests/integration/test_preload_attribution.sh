@@ -1,0 +1,99 @@
+#!/bin/bash
+# The LD_PRELOAD backend attributes samples to tests as the perf backend does: process marks
+# (ciprof exec-test, inherited by children, through sh's vfork), thread marks on
+# CIPROF_CONTROL_FD, and, when the frameworks are installed, the per-framework attribution
+# tests themselves (CTest's process-per-test mapping, cmocka and GoogleTest stack rules, pytest
+# output markers on a pty) run with perf_event_open denied by a seccomp filter, so that every
+# `ciprof run` in them falls back to the LD_PRELOAD backend.
+. "$(dirname "$0")/lib.sh"
+
+PROBE=$CIPROF_BUILD/tests/preload_probe
+DENY=$CIPROF_BUILD/tests/deny_perf
+for f in "$PROBE" "$DENY"; do [ -x "$f" ] || fail "$f not built"; done
+
+# test_shares LABEL: prints "name share" per test of the run stored in $TMP/LABEL.db.
+test_shares() {
+	"$CIPROF" show --db "$TMP/$1.db" --by test --format json |
+		python3 -c 'import json, sys
+for t in json.load(sys.stdin)["tests"]:
+    print(t["name"], round(100 * t["share"], 1))'
+}
+
+# --- process marks: ciprof exec-test, through sh (dash runs commands with vfork) -----------
+run_capture marks "$CIPROF" run --backend preload --hz 999 --db "$TMP/marks.db" -- \
+	sh -c "$CIPROF exec-test alpha -- $PROBE burn 0.3; $CIPROF exec-test beta -- sh -c '$PROBE burn 0.6; true'"
+expect_rc "exec-test marks" 0 marks
+test_shares marks >"$TMP/marks.shares" || check_failed "ciprof show failed"
+python3 - "$TMP/marks.shares" <<'PY' || check_failed "process marks: $(tr '\n' ' ' <"$TMP/marks.shares")"
+import sys
+s = dict(l.rsplit(" ", 1) for l in open(sys.argv[1]).read().splitlines())
+a, b = float(s.get("alpha", 0)), float(s.get("beta", 0))
+print(f"    alpha {a}%, beta {b}% (expected about 33 and 67)")
+sys.exit(0 if abs(a - 33.3) < 5 and abs(b - 66.7) < 5 else 1)
+PY
+[ "$FAILURES" -eq 0 ] && ok "exec-test marks follow processes and their children"
+
+# --- thread marks on CIPROF_CONTROL_FD -----------------------------------------------------
+cat >"$TMP/marks.py" <<'PY'
+import os, threading, time
+fd = int(os.environ["CIPROF_CONTROL_FD"])
+def burn(name, seconds):
+    tid = threading.get_native_id()
+    os.write(fd, f"begin {tid} {name}\n".encode())
+    t0 = time.thread_time()
+    x = 0
+    while time.thread_time() - t0 < seconds:
+        x += 1
+    os.write(fd, f"end {tid} {name}\n".encode())
+t = threading.Thread(target=burn, args=("threaded", 0.4))
+t.start()
+burn("main_thread", 0.2)
+t.join()
+PY
+run_capture tmarks "$CIPROF" run --backend preload --hz 999 --db "$TMP/tmarks.db" -- \
+	python3 "$TMP/marks.py"
+expect_rc "thread marks" 0 tmarks
+test_shares tmarks >"$TMP/tmarks.shares" || check_failed "ciprof show failed"
+python3 - "$TMP/tmarks.shares" <<'PY' || check_failed "thread marks: $(tr '\n' ' ' <"$TMP/tmarks.shares")"
+import sys
+s = dict(l.rsplit(" ", 1) for l in open(sys.argv[1]).read().splitlines())
+a, b = float(s.get("threaded", 0)), float(s.get("main_thread", 0))
+print(f"    threaded {a}%, main_thread {b}% (expected about 67 and 33 of ~all)")
+sys.exit(0 if a > 45 and b > 20 and a > b else 1)
+PY
+
+# --- the framework attribution tests, under the fallback ------------------------------------
+# A wrapper around ciprof records each run's fallback notice, to prove the LD_PRELOAD backend
+# did the sampling.
+cat >"$TMP/ciprof-wrap" <<WRAP
+#!/bin/bash
+err=\$(mktemp)
+"$CIPROF" "\$@" 2>"\$err"
+rc=\$?
+cat "\$err" >&2
+grep -h "sampling with the LD_PRELOAD backend" "\$err" >>"$TMP/notices"
+rm -f "\$err"
+exit \$rc
+WRAP
+chmod +x "$TMP/ciprof-wrap"
+for fw in ctest cmocka googletest pytest; do
+	script=$(dirname "$0")/test_attr_$fw.sh
+	[ -f "$script" ] || continue
+	: >"$TMP/notices"
+	if CIPROF="$TMP/ciprof-wrap" "$DENY" EPERM bash "$script" >"$TMP/attr_$fw.log" 2>&1; then
+		if grep -q "^skip" "$TMP/attr_$fw.log"; then
+			ok "test_attr_$fw under the fallback: $(grep '^skip' "$TMP/attr_$fw.log" | head -1)"
+			continue
+		fi
+		ok "test_attr_$fw passes with perf_event_open denied"
+	else
+		check_failed "test_attr_$fw fails with perf_event_open denied:"
+		grep -E "FAIL|mismatch|^[a-z_:.]+ +[0-9]" "$TMP/attr_$fw.log" | sed 's/^/    /' >&2
+	fi
+	runs=$(grep -c ": ciprof run " "$TMP/attr_$fw.log")
+	n=$(wc -l <"$TMP/notices")
+	[ "$n" -ge 1 ] && [ "$n" -ge "$runs" ] &&
+		ok "test_attr_$fw: all $n profiled runs used the LD_PRELOAD backend" ||
+		check_failed "test_attr_$fw: $n fallback notices for $runs runs"
+done
+finish
