@@ -20,9 +20,9 @@ static const struct cli_option gc_options[] = {
 static const char gc_usage[] = "[--db FILE] (--keep-runs N | --older-than DAYS)";
 static const char gc_description[] =
         "Deletes old runs from the database. With both options, a run goes when either says so.\n"
-        "Branches that lost runs get their segment tree rebuilt, so baseline queries stay exact;\n"
-        "stack nodes, frames and strings no remaining run uses are deleted too. The file does\n"
-        "not shrink (no VACUUM): SQLite reuses the freed pages for later runs.\n"
+        "Branches that lost runs are renumbered and every segment tree is rebuilt, so baseline\n"
+        "queries stay exact; stack nodes, frames and strings no remaining run uses are deleted\n"
+        "too. Files created by this ciprof shrink; older ones reuse the freed pages.\n"
         "Prints what it deleted to standard error.\n"
         "\n"
         "examples:\n"

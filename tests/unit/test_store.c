@@ -311,6 +311,108 @@ static void test_concurrent_writers(void **state)
 	free(db);
 }
 
+/* Brute-force merge of the profiles of seeds [lo, hi). */
+static struct profile *merged(const uint64_t *seeds, int lo, int hi)
+{
+	struct profile *sum = profile_new();
+	for (int i = lo; i < hi; i++) {
+		struct profile *p = tu_random_profile(seeds[i], 3, 60, 25, 8);
+		profile_merge(sum, p);
+		profile_free(p);
+	}
+	return sum;
+}
+
+static void assert_branch_is(struct store *s, const char *branch, const uint64_t *seeds, int n)
+{
+	struct store_query q = {.branch = branch};
+	struct profile *got, *want = merged(seeds, 0, n);
+	size_t cnt;
+	assert_int_equal(store_merge_runs(s, &q, &got, &cnt, NULL), 0);
+	assert_int_equal(cnt, (size_t)n);
+	char *x = tu_folded(want, NULL), *y = tu_folded(got, NULL);
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+	profile_free(want);
+	profile_free(got);
+	/* and the newest run alone */
+	int64_t id;
+	assert_int_equal(store_latest_run(s, branch, &id), 0);
+	assert_int_equal(store_load_profile(s, id, NULL, &got), 0);
+	want = merged(seeds, n - 1, n);
+	x = tu_folded(want, NULL);
+	y = tu_folded(got, NULL);
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+	profile_free(want);
+	profile_free(got);
+}
+
+static void add_seed(struct store *s, const char *branch, uint64_t seed)
+{
+	struct profile *p = tu_random_profile(seed, 3, 60, 25, 8);
+	struct run_meta m;
+	tu_meta(&m, branch, "c");
+	assert_int_equal(store_add_run(s, &m, p), 0);
+	run_meta_release(&m);
+	profile_free(p);
+}
+
+/* Two connections writing one branch in turns: each codes its run against a previous run the
+ * other wrote, and sees the dictionary items the other appended. */
+static void test_writers_take_turns(void **state)
+{
+	char *db = path_in("turns.db");
+	struct store *a = open_ok(db, STORE_CREATE), *b = open_ok(db, 0);
+	uint64_t seeds[45];
+	for (int i = 0; i < 45; i++) {
+		seeds[i] = 500 + (uint64_t)i;
+		add_seed(i % 3 ? a : b, "main", seeds[i]);
+	}
+	assert_int_equal(store_check(a), 0);
+	assert_branch_is(a, "main", seeds, 45);
+	assert_branch_is(b, "main", seeds, 45);
+	store_close(a);
+	store_close(b);
+	free(db);
+}
+
+/* gc in another connection renumbers the dictionary and the runs: a writer holding them in
+ * memory must notice, and the file gives the freed pages back. */
+static void test_gc_under_a_writer(void **state)
+{
+	char *db = path_in("gcw.db");
+	struct store *w = open_ok(db, STORE_CREATE), *g = open_ok(db, 0);
+	uint64_t seeds[80];
+	for (int i = 0; i < 60; i++) {
+		seeds[i] = 900 + (uint64_t)i * 7;
+		add_seed(w, "main", seeds[i]);
+	}
+	assert_int_equal(store_checkpoint(w), 0);
+	struct store_counts before, after;
+	assert_int_equal(store_counts(w, &before), 0);
+	struct store_gc_opts o = {.keep_runs = 10};
+	struct store_gc_result r;
+	assert_int_equal(store_gc(g, &o, &r), 0);
+	assert_int_equal(r.runs_deleted, 50);
+	assert_true(r.nodes_pruned > 0);
+	assert_int_equal(store_counts(w, &after), 0);
+	assert_true(after.nodes < before.nodes);
+	assert_int_equal(after.freelist_pages, 0);
+	assert_true(after.page_count < before.page_count);
+	for (int i = 60; i < 80; i++) {
+		seeds[i] = 900 + (uint64_t)i * 7;
+		add_seed(w, "main", seeds[i]);
+	}
+	assert_int_equal(store_check(g), 0);
+	assert_branch_is(g, "main", seeds + 50, 30);
+	store_close(w);
+	store_close(g);
+	free(db);
+}
+
 static int hook_fd = -1;
 
 static void hook_stall(void)
@@ -601,6 +703,8 @@ int main(void)
 	        cmocka_unit_test(test_list_and_latest),
 	        cmocka_unit_test(test_trie_dedup),
 	        cmocka_unit_test(test_concurrent_writers),
+	        cmocka_unit_test(test_writers_take_turns),
+	        cmocka_unit_test(test_gc_under_a_writer),
 	        cmocka_unit_test(test_kill_during_store),
 	        cmocka_unit_test(test_corrupt_file),
 	        cmocka_unit_test(test_newer_version),
