@@ -72,6 +72,7 @@ static const char run_description[] =
 
 struct run_args {
 	struct runner_opts ropts;
+	int hz_given, backend_given; /* flags win over .ciprof.yml and CIPROF_RUN_* */
 	const char *output;
 	const char *format;
 	const char *db;
@@ -93,6 +94,7 @@ static int run_opt(void *ctx, int id, const char *arg)
 			return -1;
 		}
 		a->ropts.hz = (int)v;
+		a->hz_given = 1;
 		return 0;
 	case 'o':
 		a->output = arg;
@@ -105,6 +107,7 @@ static int run_opt(void *ctx, int id, const char *arg)
 		a->format = arg;
 		return 0;
 	case OPT_BACKEND:
+		a->backend_given = 1;
 		if (!strcmp(arg, "auto"))
 			a->ropts.backend = RUNNER_BACKEND_AUTO;
 		else if (!strcmp(arg, "perf"))
@@ -351,6 +354,15 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
 		status = EXIT_USAGE;
 		goto out;
+	}
+	/* run.hz and run.backend from .ciprof.yml or CIPROF_RUN_HZ/BACKEND, unless a flag said. */
+	if (!a.hz_given)
+		a.ropts.hz = (int)config_int(&cfg, CONFIG_RUN_HZ);
+	if (!a.backend_given) {
+		const char *b = config_str(&cfg, CONFIG_RUN_BACKEND);
+		a.ropts.backend = !strcmp(b, "perf")      ? RUNNER_BACKEND_PERF
+		                  : !strcmp(b, "preload") ? RUNNER_BACKEND_PRELOAD
+		                                          : RUNNER_BACKEND_AUTO;
 	}
 	if (!a.no_store)
 		collect_meta(&a.meta, a.ropts.argv);
