@@ -354,6 +354,7 @@ struct image {
 	unsigned char *hmap; /* header and slot table, shared with the process */
 	pid_t pid;
 	int superseded; /* a newer image of the pid exists: an exec */
+	int fresh;      /* records were read this round: the process is surely alive */
 	int broken;     /* a malformed record: no more reading */
 	uint64_t last_time;
 };
@@ -623,6 +624,7 @@ static void read_image(struct psession *s, struct image *im)
 		if (pl_parse_ring(s->scratch, used, tail, size, roff, im->name, on_record, s) < 0)
 			goto broken;
 		__atomic_store_n(&slot->tail, head, __ATOMIC_RELEASE);
+		im->fresh = 1;
 	}
 	return;
 broken:
@@ -885,12 +887,17 @@ static void check_expectations(struct psession *s, int final)
 static void round_trip(struct psession *s, int final)
 {
 	s->round_max = 0;
-	for (size_t i = 0; i < s->nimg; i++)
+	for (size_t i = 0; i < s->nimg; i++) {
+		s->img[i]->fresh = 0;
 		read_image(s, s->img[i]);
+	}
 	scan_dir(s);
+	/* A process that wrote this round is alive (it is checked in a round it is quiet), which
+	 * spares a /proc read per busy process per round. */
 	for (size_t i = 0; i < s->nimg;) {
 		struct image *im = s->img[i];
-		if (im->superseded || !proc_alive(im->pid, im->h.proc_start))
+		if (im->superseded ||
+		    ((final || !im->fresh) && !proc_alive(im->pid, im->h.proc_start)))
 			finish_image(s, i);
 		else
 			i++;

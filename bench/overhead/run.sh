@@ -83,6 +83,30 @@ else:
         modes.append(("perf record -F 99 -g", ["perf", "record", "-q", "-g", "-F", "99", "-e",
                                                "cpu-clock", "-o", perf_data, "--"] + work))
 
+# --- the LD_PRELOAD backend (docs/preload.md): one more mode, `ciprof run --backend preload
+# --hz 99`, and its own fixed cost per run (median of fixed_runs, alternating with `true`),
+# reported in a note at the end. Skipped with a note when libciprof-preload.so is not built.
+probe = subprocess.run([ciprof, "run", "--backend", "preload", "--no-store", "--", "true"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+if probe.returncode != 0:
+    why = (probe.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
+    notes.append(f"the preload backend does not work here ({why}): its row is skipped")
+else:
+    modes.append(("ciprof preload --hz 99", [ciprof, "run", "--backend", "preload", "--hz", "99",
+                                            "--no-store", "--"] + work))
+    pb, pc = [], []
+    for i in range(fixed_runs):
+        pair = [("bare", ["true"]),
+                ("preload", [ciprof, "run", "--backend", "preload", "--no-store", "--", "true"])]
+        for name, cmd in (pair if i % 2 == 0 else pair[::-1]):
+            (pb if name == "bare" else pc).append(measure(cmd))
+    wb, wc = (statistics.median(w for w, _ in x) * 1e3 for x in (pb, pc))
+    cb, cc = (statistics.median(c for _, c in x) * 1e3 for x in (pb, pc))
+    notes.append(f"fixed cost per run, preload backend (median of {fixed_runs}): "
+                 f"'ciprof run --backend preload --no-store -- true' {wc:.1f} ms wall "
+                 f"({cc:.1f} ms CPU): +{wc - wb:.1f} ms wall, +{cc - cb:.1f} ms CPU over 'true'")
+# --- end of the LD_PRELOAD backend block
+
 probe = subprocess.run([ciprof, "run", "--no-store", "--", "true"], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE)
 if probe.returncode != 0:

@@ -378,8 +378,7 @@ static void write_maps(uint64_t t)
 			while (n > 0 && buf[i + n - 1] != '\n')
 				n--;
 		if (!n)
-			break; /* one line longer than a record: cannot happen with PATH_MAX paths
-			        */
+			break; /* a line longer than a record: not with PATH_MAX paths */
 		ev_text(PL_REC_MAPS, buf + i, n, t);
 		i += n;
 	}
