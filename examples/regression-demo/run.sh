@@ -3,8 +3,9 @@
 #
 #   examples/regression-demo/run.sh [CIPROF]      (default: $CIPROF, else ./build/ciprof)
 #
-# 1. Builds a small C test suite (src/: six functions of ~0.2 s each, one test per function,
-#    marked with include/ciprof.h) in a new git repository in a temporary folder, on main.
+# 1. Builds a small C test suite (src/: six functions of ~0.2 s each -- checksum, hash, sort,
+#    CRC, random walk, primes -- one test per function, marked with include/ciprof.h) in a new
+#    git repository in a temporary folder, on main.
 # 2. Profiles it DEMO_MAIN_RUNS times (3) with `ciprof run` on main, into .ciprof/ciprof.db
 #    inside that repository.
 # 3. Makes a pull-request branch in which hash_keys() does 30 % more mixing rounds (20 -> 26),

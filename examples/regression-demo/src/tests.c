@@ -4,7 +4,6 @@
 #include "work.h"
 
 #include <stdio.h>
-#include <string.h>
 
 static volatile uint64_t sink;
 
@@ -27,17 +26,14 @@ static void test_sort(void)
 	sink += (uint64_t)sort_records(v, 200, 490000);
 }
 
-static void test_parse(void)
+static void test_crc(void)
 {
-	static char text[4096];
-	for (int i = 0; i + 8 < (int)sizeof(text); i += 8)
-		memcpy(text + i, "1234 56,", 8);
-	sink += (uint64_t)parse_numbers(text, 83000);
+	sink += crc32_bits(7, 21000000);
 }
 
-static void test_matrix(void)
+static void test_walk(void)
 {
-	sink += (uint64_t)matrix_product(24, 32000);
+	sink += random_walk(99, 102000000);
 }
 
 static void test_primes(void)
@@ -50,8 +46,8 @@ static const struct {
 	void (*fn)(void);
 } tests[] = {
         {"test_checksum", test_checksum}, {"test_hash", test_hash},
-        {"test_sort", test_sort},         {"test_parse", test_parse},
-        {"test_matrix", test_matrix},     {"test_primes", test_primes},
+        {"test_sort", test_sort},         {"test_crc", test_crc},
+        {"test_walk", test_walk},         {"test_primes", test_primes},
 };
 
 int main(void)
