@@ -105,7 +105,8 @@ static int parse_number(const char *opt, const char *arg, double lo, double hi, 
 	char *end;
 	errno = 0;
 	double v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v > hi || v < lo || (open_lo && v == lo)) {
+	if (errno || end == arg || *end || !isfinite(v) || v > hi || v < lo ||
+	    (open_lo && v == lo)) {
 		cli_usage_error("report", "%s takes a number %s %g and <= %g, not '%s'", opt,
 		                open_lo ? ">" : ">=", lo, hi, arg);
 		return -1;
@@ -134,8 +135,9 @@ static int report_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_BASE_RUNS:
 		if (cli_parse_int(arg, 1, 1000, &n) < 0) {
-			cli_usage_error("report", "--base-runs takes a whole number from 1 to 1000, "
-			                          "not '%s'",
+			cli_usage_error("report",
+			                "--base-runs takes a whole number from 1 to 1000, "
+			                "not '%s'",
 			                arg);
 			return -1;
 		}
@@ -248,7 +250,8 @@ int cmd_report(int argc, char **argv)
 	if (r)
 		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
 	if (first < argc)
-		return cli_usage_error("report", "unexpected argument '%s'; see 'ciprof report --help'",
+		return cli_usage_error("report",
+		                       "unexpected argument '%s'; see 'ciprof report --help'",
 		                       argv[first]);
 
 	struct config cfg;

@@ -105,10 +105,11 @@ static int merge_chosen(struct store *s, const struct run_meta *all, size_t nall
 		}
 		if (got != expect) {
 			profile_free(part);
-			ret = cp_error("the database's run ranges of branch '%s' disagree with its "
-			               "run list (%zu runs merged, %zu expected): run 'ciprof gc' to "
-			               "rebuild them",
-			               branch, got, expect);
+			ret = cp_error(
+			        "the database's run ranges of branch '%s' disagree with its "
+			        "run list (%zu runs merged, %zu expected): run 'ciprof gc' to "
+			        "rebuild them",
+			        branch, got, expect);
 			goto out;
 		}
 		profile_merge(merged, part);
@@ -122,7 +123,8 @@ static int merge_chosen(struct store *s, const struct run_meta *all, size_t nall
 	}
 	uint64_t total = profile_total(merged, NULL);
 	if (total && merged->stats.cpu_seconds > 0)
-		merged->stats.period_ns = (uint64_t)(merged->stats.cpu_seconds * 1e9 / (double)total + 0.5);
+		merged->stats.period_ns =
+		        (uint64_t)(merged->stats.cpu_seconds * 1e9 / (double)total + 0.5);
 out:
 	free(want);
 	free(done);
@@ -159,9 +161,10 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 				continue;
 			if (id == head->id) {
 				set_str(&out->none,
-				        xasprintf("the base run %lld is the head run itself; name an "
-				                  "earlier run, a branch or a commit with --base",
-				                  (long long)id));
+				        xasprintf(
+				                "the base run %lld is the head run itself; name an "
+				                "earlier run, a branch or a commit with --base",
+				                (long long)id));
 				goto out;
 			}
 			chosen[n++] = &all[i];
@@ -192,16 +195,18 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 					chosen[n++] = &all[i];
 			set_str(&out->rule,
 			        *head->merge_base
-			                ? xasprintf("the newest %zu run%s of %s before the head (none "
+			                ? xasprintf("the newest %zu run%s of %s before the head "
+			                            "(none "
 			                            "at the merge-base %.10s)",
 			                            n, plural(n), ref, head->merge_base)
-			                : xasprintf("the newest %zu run%s of %s before the head (the "
-			                            "head has no merge-base with it)",
-			                            n, plural(n), ref));
+			                : xasprintf(
+			                          "the newest %zu run%s of %s before the head (the "
+			                          "head has no merge-base with it)",
+			                          n, plural(n), ref));
 		} else if (nbranch) {
 			set_str(&out->none,
-			        xasprintf("branch %s has no run stored before the head run %lld", ref,
-			                  (long long)head->id));
+			        xasprintf("branch %s has no run stored before the head run %lld",
+			                  ref, (long long)head->id));
 			goto out;
 		}
 	}
@@ -218,7 +223,8 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 	if (!n) {
 		set_str(&out->none,
 		        xasprintf("no run, branch or commit named %s in the database: profile the "
-		                  "base branch with 'ciprof run' first, or name a baseline with --base",
+		                  "base branch with 'ciprof run' first, or name a baseline with "
+		                  "--base",
 		                  ref));
 		goto out;
 	}

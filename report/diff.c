@@ -140,8 +140,8 @@ static void judge(struct report_diff *d)
 	for (size_t i = 0; i < d->nitems; i++) {
 		struct report_cmp *c = &d->items[i].cmp;
 		c->q = c->tested ? p[n++] : 1.0;
-		c->significant = c->tested && c->q <= d->opts.alpha &&
-		                 fabs(c->change) >= d->opts.min_change;
+		c->significant =
+		        c->tested && c->q <= d->opts.alpha && fabs(c->change) >= d->opts.min_change;
 		c->kind = !c->significant ? REPORT_UNCHANGED
 		          : c->change > 0 ? REPORT_REGRESSION
 		                          : REPORT_IMPROVEMENT;
@@ -178,8 +178,8 @@ static int item_cmp(const void *x, const void *y)
 	return c ? c : strcmp(a->module, b->module);
 }
 
-static void add_item(struct report_diff *d, size_t *alloc, enum report_measure m,
-                     const char *name, const char *module, uint32_t frame, double b, double h)
+static void add_item(struct report_diff *d, size_t *alloc, enum report_measure m, const char *name,
+                     const char *module, uint32_t frame, double b, double h)
 {
 	ALLOC_GROW(d->items, d->nitems + 1, *alloc);
 	struct report_item *it = &d->items[d->nitems++];
@@ -231,7 +231,8 @@ static void estimate_scale(struct report_diff *d, const struct func_sums *fs)
 	double *w = xmalloc(st_mult(nf ? nf : 1, sizeof(*w)));
 	double c0 = d->c, extra = d->extra_variance * (1 + 1 / (double)d->base_runs), sum = 0;
 	for (size_t f = 0; f < nf; f++) {
-		if (!is_function(names, (uint32_t)f) || !(fs->self_h[f] > 0) || !(fs->self_b[f] > 0))
+		if (!is_function(names, (uint32_t)f) || !(fs->self_h[f] > 0) ||
+		    !(fs->self_b[f] > 0))
 			continue;
 		y[n] = log(fs->self_h[f] / (c0 * fs->self_b[f]));
 		v[n] = 1 / fs->self_h[f] + 1 / fs->self_b[f] + extra;
@@ -424,7 +425,8 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 		}
 	}
 	for (size_t f = 0; f < nf; f++) {
-		if (!is_function(names, (uint32_t)f) || (!(fs.self_h[f] > 0) && !(fs.self_b[f] > 0)))
+		if (!is_function(names, (uint32_t)f) ||
+		    (!(fs.self_h[f] > 0) && !(fs.self_b[f] > 0)))
 			continue;
 		const struct profile_frame *fr = &names->frames[f];
 		add_item(d, &items_alloc, REPORT_SELF, profile_str(names, fr->function),
@@ -554,8 +556,7 @@ static int child_cmp(const void *x, const void *y)
 	return c ? c : (a < b ? -1 : a > b);
 }
 
-uint32_t *report_tree_children(const struct report_tree *t, uint32_t node, int by_name,
-                               size_t *n)
+uint32_t *report_tree_children(const struct report_tree *t, uint32_t node, int by_name, size_t *n)
 {
 	size_t lo = t->child_start[node], hi = t->child_start[node + 1];
 	*n = hi - lo;

@@ -70,7 +70,7 @@ struct report_tree {
 	struct profile *names; /* owned; its samples are unused */
 	double *base, *head;   /* per node, subtree totals */
 	double *base_self, *head_self;
-	int8_t *frame_flag; /* per frame: +1 regressed, -1 improved (self), 0 */
+	int8_t *frame_flag;    /* per frame: +1 regressed, -1 improved (self), 0 */
 	uint32_t *child_start; /* children of node n: child[child_start[n] .. child_start[n+1]) */
 	uint32_t *child;
 };
@@ -110,8 +110,7 @@ double report_period(const struct profile *p);
 
 /* Children of node in the tree (owned array, free()), *n of them, ordered by name (then
  * module) when by_name, else by head samples descending (then name). */
-uint32_t *report_tree_children(const struct report_tree *t, uint32_t node, int by_name,
-                               size_t *n);
+uint32_t *report_tree_children(const struct report_tree *t, uint32_t node, int by_name, size_t *n);
 
 /* Short words for JSON and text. */
 const char *report_kind_name(enum report_kind k);

@@ -13,11 +13,34 @@
 
 /* Every tag report_markdown_doc writes, exactly as it writes them. */
 static const char *const allowed_tags[] = {
-        "<details>", "</details>", "<summary>", "</summary>", "<code>",   "</code>",
-        "<br />",    "<b>",        "</b>",      "<i>",        "</i>",     "<sub>",
-        "</sub>",    "<table>",    "</table>",  "<thead>",    "</thead>", "<tbody>",
-        "</tbody>",  "<tr>",       "</tr>",     "<th>",       "</th>",    "<td>",
-        "</td>",     "<th align=\"right\">",    "<td align=\"right\">",   REPORT_MARKER,
+        "<details>",
+        "</details>",
+        "<summary>",
+        "</summary>",
+        "<code>",
+        "</code>",
+        "<br />",
+        "<b>",
+        "</b>",
+        "<i>",
+        "</i>",
+        "<sub>",
+        "</sub>",
+        "<table>",
+        "</table>",
+        "<thead>",
+        "</thead>",
+        "<tbody>",
+        "</tbody>",
+        "<tr>",
+        "</tr>",
+        "<th>",
+        "</th>",
+        "<td>",
+        "</td>",
+        "<th align=\"right\">",
+        "<td align=\"right\">",
+        REPORT_MARKER,
         NULL,
 };
 
@@ -122,11 +145,12 @@ int report_html(const struct report *r, struct strbuf *out)
 		goto out;
 	}
 	const char *verdict = r->diff ? report_verdict_name(r->diff->verdict) : "no baseline";
-	strbuf_addstr(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n"
-	                   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
-	                   "'none'; style-src 'unsafe-inline'; img-src data:\" />\n"
-	                   "<meta name=\"viewport\" content=\"width=device-width, "
-	                   "initial-scale=1\" />\n");
+	strbuf_addstr(out,
+	              "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n"
+	              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+	              "'none'; style-src 'unsafe-inline'; img-src data:\" />\n"
+	              "<meta name=\"viewport\" content=\"width=device-width, "
+	              "initial-scale=1\" />\n");
 	strbuf_addf(out, "<title>ciprof report: %s (run %lld)</title>\n", verdict,
 	            (long long)r->head->id);
 	strbuf_addf(out, "<style>\n%s</style>\n</head>\n<body>\n<main>\n", style);

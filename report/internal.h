@@ -6,8 +6,7 @@
 
 /* The Markdown document; with html_tables its tables are raw HTML blocks (for cmark, which
  * knows no GFM tables), otherwise GFM pipe tables. */
-int report_markdown_doc(const struct report *r, struct strbuf *out, size_t limit,
-                        int html_tables);
+int report_markdown_doc(const struct report *r, struct strbuf *out, size_t limit, int html_tables);
 
 /* The SVG flame graph; standalone adds the XML declaration (a file), else it is for inline
  * use in HTML. */

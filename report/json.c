@@ -86,7 +86,8 @@ int report_json(const struct report *r, struct strbuf *out)
 	if (d) {
 		json_t *scale = json_object();
 		json_object_set_new(scale, "factor", jnum(d->scale));
-		json_object_set_new(scale, "functions", json_integer((json_int_t)d->scale_functions));
+		json_object_set_new(scale, "functions",
+		                    json_integer((json_int_t)d->scale_functions));
 		json_object_set_new(scale, "estimated", json_boolean(d->scale_estimated));
 		const char *shift = "none";
 		if (d->scale_estimated && fabs(d->scale - 1) >= d->opts.min_change)

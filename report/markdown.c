@@ -214,7 +214,8 @@ static void tests_section(struct strbuf *o, const struct report_diff *d,
 	}
 	table_end(&t);
 	if (shown < ntests)
-		strbuf_addf(o, "…and %zu more tests (the JSON report lists all).\n\n", ntests - shown);
+		strbuf_addf(o, "…and %zu more tests (the JSON report lists all).\n\n",
+		            ntests - shown);
 	for (size_t i = 0; i < 5; i++)
 		strbuf_release(&cells[i]);
 }
@@ -352,7 +353,12 @@ static void flame_section(struct strbuf *o, const struct report_diff *d,
 	if (!lim->flame_lines || !(d->head_samples > 0 || d->base_samples > 0))
 		return;
 	struct strbuf body = STRBUF_INIT;
-	struct flame_ctx f = {d, &body, 0, lim->flame_lines, lim->name_chars, d->head_samples,
+	struct flame_ctx f = {d,
+	                      &body,
+	                      0,
+	                      lim->flame_lines,
+	                      lim->name_chars,
+	                      d->head_samples,
 	                      d->c * d->base_samples};
 	strbuf_addf(&body, "%6s %-20s %8s  %s\n", "head", "share of head", "change",
 	            "stack (callers above callees)");
@@ -371,7 +377,8 @@ static void flame_section(struct strbuf *o, const struct report_diff *d,
 		strbuf_addch(o, '`');
 	strbuf_addch(o, '\n');
 	if (f.lines >= f.max_lines)
-		strbuf_addf(o, "\nShowing the first %zu frames; the HTML and SVG reports draw all.\n",
+		strbuf_addf(o,
+		            "\nShowing the first %zu frames; the HTML and SVG reports draw all.\n",
 		            f.lines);
 	strbuf_addstr(o, "\n</details>\n\n");
 	strbuf_release(&body);
@@ -436,29 +443,33 @@ static void scale_line(struct strbuf *o, const struct report_diff *d)
 	add_seconds(o, d->head_cpu);
 	strbuf_addf(o, " (%+.1f %%). ", 100 * total);
 	if (d->scale_estimated)
-		strbuf_addf(o, "Suite-wide factor **%.2f×** (head/base CPU time, a robust average "
-		               "over %zu functions); every test and function is judged against it.",
+		strbuf_addf(o,
+		            "Suite-wide factor **%.2f×** (head/base CPU time, a robust average "
+		            "over %zu functions); every test and function is judged against it.",
 		            d->scale, d->scale_functions);
 	else
-		strbuf_addf(o, "Suite-wide factor **1.00×** (too few functions, %zu, to estimate "
-		               "one); tests and functions are compared in plain CPU time.",
+		strbuf_addf(o,
+		            "Suite-wide factor **1.00×** (too few functions, %zu, to estimate "
+		            "one); tests and functions are compared in plain CPU time.",
 		            d->scale_functions);
 	strbuf_addstr(o, "\n\n");
 	if (d->scale_estimated && fabs(d->scale - 1) >= d->opts.min_change)
-		strbuf_addf(o, "> **The whole suite ran %.2f× %s** than the base: a %s runner, or a "
-		               "change that touches everything. It is not counted against any one "
-		               "test or function.\n\n",
+		strbuf_addf(o,
+		            "> **The whole suite ran %.2f× %s** than the base: a %s runner, or a "
+		            "change that touches everything. It is not counted against any one "
+		            "test or function.\n\n",
 		            d->scale > 1 ? d->scale : 1 / d->scale,
 		            d->scale > 1 ? "slower" : "faster", d->scale > 1 ? "slower" : "faster");
 }
 
 static void footer(struct strbuf *o, const struct report_diff *d, const struct md_limits *lim)
 {
-	strbuf_addf(o, "<sub>ciprof report: CPU time per test and per function against the "
-	               "suite-wide factor; a likelihood-ratio test on sample counts widened by the "
-	               "run-to-run spread (CV %.1f %%%s), Benjamini–Hochberg at FDR %.2g %% over "
-	               "%zu comparisons, minimum change %.2g %%, minimum share %.2g %% of "
-	               "samples.</sub>\n",
+	strbuf_addf(o,
+	            "<sub>ciprof report: CPU time per test and per function against the "
+	            "suite-wide factor; a likelihood-ratio test on sample counts widened by the "
+	            "run-to-run spread (CV %.1f %%%s), Benjamini–Hochberg at FDR %.2g %% over "
+	            "%zu comparisons, minimum change %.2g %%, minimum share %.2g %% of "
+	            "samples.</sub>\n",
 	            100 * sqrt(d->extra_variance),
 	            d->extra_estimated ? ", measured on the base runs" : ", assumed",
 	            100 * d->opts.alpha, d->ntested, 100 * d->opts.min_change,
@@ -480,8 +491,7 @@ static void no_baseline(struct strbuf *o, const struct report *r)
 	strbuf_addstr(o, "\n");
 }
 
-static void render(struct strbuf *o, const struct report *r, const struct md_limits *lim,
-                   int html)
+static void render(struct strbuf *o, const struct report *r, const struct md_limits *lim, int html)
 {
 	strbuf_addstr(o, REPORT_MARKER "\n");
 	if (!r->diff) {
@@ -495,14 +505,14 @@ static void render(struct strbuf *o, const struct report *r, const struct md_lim
 	functions_section(o, d, lim, REPORT_REGRESSION);
 	functions_section(o, d, lim, REPORT_IMPROVEMENT);
 	if (d->verdict == REPORT_OK)
-		strbuf_addf(o, "No test or function changed by %.2g %% or more with significance.\n\n",
+		strbuf_addf(o,
+		            "No test or function changed by %.2g %% or more with significance.\n\n",
 		            100 * d->opts.min_change);
 	flame_section(o, d, lim);
 	footer(o, d, lim);
 }
 
-int report_markdown_doc(const struct report *r, struct strbuf *out, size_t limit,
-                        int html_tables)
+int report_markdown_doc(const struct report *r, struct strbuf *out, size_t limit, int html_tables)
 {
 	struct md_limits lim = {50, 10, 150, 160, 60, 0};
 	struct strbuf doc = STRBUF_INIT;

@@ -35,8 +35,7 @@ double stats_rate_test(double h, double b, double c, double extra)
 	return stats_chi2_sf1(g / inflate);
 }
 
-double stats_extra_variance(const double *x, size_t nf, size_t m, const double *total,
-                            double *se)
+double stats_extra_variance(const double *x, size_t nf, size_t m, const double *total, double *se)
 {
 	if (se)
 		*se = 0;
@@ -81,7 +80,8 @@ double stats_extra_variance(const double *x, size_t nf, size_t m, const double *
 	for (int iter = 0; iter < 4 && k; iter++) {
 		double num = 0, den = 0;
 		for (size_t f = 0; f < k; f++) {
-			double w = iter == 0 ? w0[f] : 1 / ((alpha + 1 / mu[f]) * (alpha + 1 / mu[f]));
+			double w =
+			        iter == 0 ? w0[f] : 1 / ((alpha + 1 / mu[f]) * (alpha + 1 / mu[f]));
 			num += w * a[f];
 			den += w;
 		}
@@ -89,7 +89,8 @@ double stats_extra_variance(const double *x, size_t nf, size_t m, const double *
 		/* Its standard error, from the items' own scatter around it. */
 		var = 0;
 		for (size_t f = 0; f < k; f++) {
-			double w = iter == 0 ? w0[f] : 1 / ((alpha + 1 / mu[f]) * (alpha + 1 / mu[f]));
+			double w =
+			        iter == 0 ? w0[f] : 1 / ((alpha + 1 / mu[f]) * (alpha + 1 / mu[f]));
 			var += w * w * (a[f] - mean) * (a[f] - mean);
 		}
 		var /= den * den;

@@ -27,8 +27,7 @@ double stats_rate_test(double h, double b, double c, double extra);
  * adds no spread). Returns alpha >= 0 (0 when m < 2 or nothing was counted) and, when se is
  * not NULL, the estimate's standard error in *se.
  */
-double stats_extra_variance(const double *x, size_t nf, size_t m, const double *total,
-                            double *se);
+double stats_extra_variance(const double *x, size_t nf, size_t m, const double *total, double *se);
 
 /* The weighted median of x[0..n) with weights w >= 0 (lower median on an exact tie). Items
  * with weight 0 are ignored; returns nan when the weights sum to 0. */

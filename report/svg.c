@@ -156,7 +156,8 @@ int report_svg_doc(const struct report *r, struct strbuf *out, int standalone)
 	}
 	s.height = TOP + (double)(s.max_depth + 1) * FRAME_H + BOTTOM;
 	if (standalone)
-		strbuf_addstr(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
+		strbuf_addstr(out,
+		              "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
 	strbuf_addf(out,
 	            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
 	            "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"ui-monospace, "
@@ -166,13 +167,15 @@ int report_svg_doc(const struct report *r, struct strbuf *out, int standalone)
 	char hc[11], bc[11];
 	report_short_commit(hc, r->head->commit);
 	report_short_commit(bc, r->base->commit);
-	strbuf_addf(out, "<text x=\"%.1f\" y=\"22\" font-size=\"15\" font-weight=\"bold\">ciprof "
-	                 "diff flame graph: head run %lld%s%s vs base %s (",
+	strbuf_addf(out,
+	            "<text x=\"%.1f\" y=\"22\" font-size=\"15\" font-weight=\"bold\">ciprof "
+	            "diff flame graph: head run %lld%s%s vs base %s (",
 	            SVG_PAD, (long long)r->head->id, *hc ? " " : "", hc, bc);
 	report_escape(out, d ? r->base->rule : r->base->none, REPORT_ESC_XML, 120);
 	strbuf_addstr(out, ")</text>\n");
 	if (!d) {
-		strbuf_addf(out, "<text x=\"%.1f\" y=\"%.1f\">no baseline: nothing to compare</text>\n",
+		strbuf_addf(out,
+		            "<text x=\"%.1f\" y=\"%.1f\">no baseline: nothing to compare</text>\n",
 		            SVG_PAD, TOP);
 	} else if (!(d->head_samples > 0)) {
 		strbuf_addf(out, "<text x=\"%.1f\" y=\"%.1f\">the head run has no samples</text>\n",

@@ -38,10 +38,10 @@ static struct profile *build(const struct stack_count *sc, size_t n, int hz)
 		while (*s) {
 			const char *e = strchr(s, ';');
 			size_t len = e ? (size_t)(e - s) : strlen(s);
-			struct profile_frame f = {
-			        .function = profile_intern_len(p, s, len),
-			        .module = profile_intern(p, first ? "" : "demo"),
-			        .kind = first ? PROFILE_FRAME_PROCESS : PROFILE_FRAME_FUNCTION};
+			struct profile_frame f = {.function = profile_intern_len(p, s, len),
+			                          .module = profile_intern(p, first ? "" : "demo"),
+			                          .kind = first ? PROFILE_FRAME_PROCESS
+			                                        : PROFILE_FRAME_FUNCTION};
 			node = profile_node(p, node, profile_frame(p, &f));
 			first = 0;
 			s += len + (e ? 1 : 0);
@@ -260,24 +260,32 @@ static void test_escape(void **state)
 	          "&lt;script&gt;alert(1)&lt;/script&gt;");
 	CHECK_ESC("a|b", REPORT_ESC_MD, 0, "a&#124;b");
 	CHECK_ESC("``x``", REPORT_ESC_MD, 0, "&#96;&#96;x&#96;&#96;");
-	CHECK_ESC("[x](javascript:alert(1))", REPORT_ESC_MD, 0,
-	          "&#91;x&#93;(javascript:alert(1))");
+	CHECK_ESC("[x](javascript:alert(1))", REPORT_ESC_MD, 0, "&#91;x&#93;(javascript:alert(1))");
 	CHECK_ESC("*a*_b_~c~\\", REPORT_ESC_MD, 0, "&#42;a&#42;&#95;b&#95;&#126;c&#126;&#92;");
 	CHECK_ESC("&amp; \"q\" 'a'", REPORT_ESC_MD, 0, "&#38;amp; &#34;q&#34; &#39;a&#39;");
 	CHECK_ESC("&amp; \"q\" 'a'", REPORT_ESC_XML, 0, "&amp;amp; &quot;q&quot; &#39;a&#39;");
 	CHECK_ESC("#1 @user $x$ !", REPORT_ESC_MD, 0, "&#35;1 &#64;user &#36;x&#36; &#33;");
 	/* Newlines and other controls become visible pictures, in every mode but UTF8. */
-	CHECK_ESC("line1\nline2\r\t", REPORT_ESC_TEXT, 0, "line1\xe2\x90\x8aline2\xe2\x90\x8d\xe2\x90\x89");
+	CHECK_ESC("line1\nline2\r\t", REPORT_ESC_TEXT, 0,
+	          "line1\xe2\x90\x8aline2\xe2\x90\x8d\xe2\x90\x89");
 	CHECK_ESC("line1\nline2", REPORT_ESC_MD, 0, "line1\xe2\x90\x8aline2");
 	CHECK_ESC("line1\nline2", REPORT_ESC_UTF8, 0, "line1\nline2");
 	/* Invalid UTF-8 becomes U+FFFD; valid multibyte text passes. */
-	CHECK_ESC("a\xff" "b\xc3(", REPORT_ESC_UTF8, 0, "a\xef\xbf\xbd" "b\xef\xbf\xbd(");
+	CHECK_ESC("a\xff"
+	          "b\xc3(",
+	          REPORT_ESC_UTF8, 0,
+	          "a\xef\xbf\xbd"
+	          "b\xef\xbf\xbd(");
 	CHECK_ESC("caf\xc3\xa9 \xe2\x86\x92", REPORT_ESC_MD, 0, "caf\xc3\xa9 \xe2\x86\x92");
 	/* Overlong and surrogate encodings are invalid. */
 	CHECK_ESC("\xc0\xaf\xed\xa0\x80", REPORT_ESC_UTF8, 0,
 	          "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 	/* Bidi overrides (Trojan Source) are neutralised. */
-	CHECK_ESC("ab\xe2\x80\xae" "cd", REPORT_ESC_TEXT, 0, "ab\xef\xbf\xbd" "cd");
+	CHECK_ESC("ab\xe2\x80\xae"
+	          "cd",
+	          REPORT_ESC_TEXT, 0,
+	          "ab\xef\xbf\xbd"
+	          "cd");
 	/* Cutting counts characters and ends with an ellipsis. */
 	CHECK_ESC("abcdefgh", REPORT_ESC_TEXT, 5, "abcd\xe2\x80\xa6");
 	CHECK_ESC("abcde", REPORT_ESC_TEXT, 5, "abcde");
@@ -360,8 +368,8 @@ static void hostile_fixture(struct fixture *fx)
 /* Whether s holds any of the raw markup the hostile names carry. */
 static void assert_no_markup(const char *what, const char *s)
 {
-	static const char *const bad[] = {"<script", "<img", "onerror=alert(1)>", "href=",
-	                                  "</table><script", NULL};
+	static const char *const bad[] = {
+	        "<script", "<img", "onerror=alert(1)>", "href=", "</table><script", NULL};
 	for (const char *const *b = bad; *b; b++)
 		if (strstr(s, *b))
 			fail_msg("%s holds raw '%s'", what, *b);
@@ -371,8 +379,11 @@ static int valid_utf8(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	while (*p) {
-		size_t len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
-		                                                : (*p & 0xf8) == 0xf0 ? 4 : 0;
+		size_t len = *p < 0x80             ? 1
+		             : (*p & 0xe0) == 0xc0 ? 2
+		             : (*p & 0xf0) == 0xe0 ? 3
+		             : (*p & 0xf8) == 0xf0 ? 4
+		                                   : 0;
 		if (!len)
 			return 0;
 		for (size_t i = 1; i < len; i++)
@@ -390,7 +401,8 @@ static void test_hostile_markdown(void **state)
 	hostile_fixture(&fx);
 	size_t flagged = 0;
 	for (size_t i = 0; i < fx.diff->nitems; i++)
-		flagged += fx.diff->items[i].measure == REPORT_SELF && fx.diff->items[i].cmp.significant;
+		flagged += fx.diff->items[i].measure == REPORT_SELF &&
+		           fx.diff->items[i].cmp.significant;
 	assert_int_equal(flagged, N(hostile));
 	struct strbuf md = STRBUF_INIT;
 	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
@@ -516,8 +528,8 @@ static void test_hostile_json(void **state)
 		const char *want = hostile[k];
 		char *fixed = esc(want, REPORT_ESC_UTF8, 0);
 		for (size_t i = 0; i < json_array_size(funcs); i++) {
-			const char *name =
-			        json_string_value(json_object_get(json_array_get(funcs, i), "name"));
+			const char *name = json_string_value(
+			        json_object_get(json_array_get(funcs, i), "name"));
 			found |= !strcmp(name, fixed);
 		}
 		if (!found)
@@ -552,8 +564,8 @@ static void test_json_shape(void **state)
 	assert_string_equal(json_string_value(json_object_get(top, "name")), "compute_hash");
 	assert_string_equal(json_string_value(json_object_get(top, "kind")), "regression");
 	assert_true(json_is_true(json_object_get(top, "significant")));
-	static const char *const keys[] = {"name", "base_share", "head_share", "delta",
-	                                   "p_value", "significant", "kind", NULL};
+	static const char *const keys[] = {"name",    "base_share",  "head_share", "delta",
+	                                   "p_value", "significant", "kind",       NULL};
 	for (size_t i = 0; i < json_array_size(funcs); i++) {
 		json_t *f = json_array_get(funcs, i);
 		for (const char *const *k = keys; *k; k++)
@@ -633,7 +645,9 @@ static void test_markdown_limit(void **state)
 		stacks[i][len + 300] = '\0';
 		b[i] = (struct stack_count){stacks[i] + 10, stacks[i], 1000};
 		h[i] = (struct stack_count){stacks[i] + 10, stacks[i],
-		                            i % 5 ? 1000 : i % 10 ? 2000 : 500};
+		                            i % 5    ? 1000
+		                            : i % 10 ? 2000
+		                                     : 500};
 	}
 	struct fixture fx;
 	fx.runs[0] = build(b, n, 999);

@@ -129,11 +129,11 @@ static void test_extra_variance(void **state)
 /* --- the diff on synthetic suites --- */
 
 struct outcome {
-	size_t flagged;           /* items flagged, any measure */
-	size_t flagged_funcs;     /* self or total */
-	int planted_self;         /* the planted function flagged (self, regression) */
-	size_t other_funcs;       /* other functions flagged */
-	size_t improvements;      /* items flagged as improvements */
+	size_t flagged;       /* items flagged, any measure */
+	size_t flagged_funcs; /* self or total */
+	int planted_self;     /* the planted function flagged (self, regression) */
+	size_t other_funcs;   /* other functions flagged */
+	size_t improvements;  /* items flagged as improvements */
 	double scale;
 };
 
@@ -188,7 +188,7 @@ static void test_aa_flags_nothing(void **state)
 		double seconds, hz, jitter;
 		size_t k, seeds;
 	} cases[] = {
-	        {10, 99, 0.00, 3, 300},  {10, 999, 0.00, 3, 300}, {10, 999, 0.01, 5, 300},
+	        {10, 99, 0.00, 3, 300},   {10, 999, 0.00, 3, 300}, {10, 999, 0.01, 5, 300},
 	        {10, 9999, 0.02, 3, 200}, {2, 999, 0.00, 1, 300},  {60, 999, 0.02, 5, 200},
 	};
 	size_t total_runs = 0, total_flagged = 0;
@@ -209,7 +209,8 @@ static void test_aa_flags_nothing(void **state)
 		total_flagged += flagged;
 	}
 	print_message("A/A total: %zu of %zu comparisons flagged something (%.2f %%)\n",
-	              total_flagged, total_runs, 100.0 * (double)total_flagged / (double)total_runs);
+	              total_flagged, total_runs,
+	              100.0 * (double)total_flagged / (double)total_runs);
 	assert_true((double)total_flagged <= 0.0025 * (double)total_runs);
 }
 
@@ -219,7 +220,7 @@ static void test_planted_30_percent(void **state)
 	/* +30 % on a function holding 5 % of a 10 s suite, at 4999 Hz and at 999 Hz. */
 	static const struct {
 		double hz, share;
-		size_t need; /* of 100 seeds */
+		size_t need;   /* of 100 seeds */
 		size_t others; /* seeds where something else is flagged too (FDR 0.1 %) */
 	} cases[] = {{4999, 0.05, 100, 0}, {999, 0.10, 90, 3}};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
@@ -257,8 +258,8 @@ static void test_planted_10_percent(void **state)
 		double hz;
 		size_t k;
 		double need; /* fraction of seeds that must detect it */
-	} cases[] = {{9999, 5, 0.80}, {9999, 10, 0.90}, {9999, 3, 0.0}, {3999, 5, 0.0},
-	             {999, 5, 0.0}};
+	} cases[] = {
+	        {9999, 5, 0.80}, {9999, 10, 0.90}, {9999, 3, 0.0}, {3999, 5, 0.0}, {999, 5, 0.0}};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		struct synth base, head;
 		synth_init(&base, 10, cases[c].hz);
@@ -274,7 +275,8 @@ static void test_planted_10_percent(void **state)
 		}
 		print_message("+10 %% on a %.1f %% function, 10 s at %.0f Hz, %zu base runs: "
 		              "detected %zu/%zu, seeds with another function flagged %zu\n",
-		              100 * base.weight[f], cases[c].hz, cases[c].k, detected, seeds, others);
+		              100 * base.weight[f], cases[c].hz, cases[c].k, detected, seeds,
+		              others);
 		assert_true((double)detected >= cases[c].need * (double)seeds);
 		assert_true(others <= 1);
 	}
@@ -357,7 +359,8 @@ static void test_callers_not_flagged(void **state)
 	struct profile *head = synth_run(&base, &r, 1.0);
 	for (size_t i = 0; i < head->nsamples; i++) {
 		struct profile_sample *sm = &head->samples[i];
-		const char *fn = profile_str(head, head->frames[head->nodes[sm->node].frame].function);
+		const char *fn =
+		        profile_str(head, head->frames[head->nodes[sm->node].frame].function);
 		if (!strcmp(fn, "helper_03"))
 			sm->count = sm->count * 3 / 2;
 	}

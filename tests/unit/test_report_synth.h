@@ -132,7 +132,8 @@ static struct profile *synth_run(const struct synth *s, struct rng *r, double sc
 		if (i % 3 == 0) {
 			snprintf(name, sizeof(name), "helper_%02d", i);
 			uint32_t hn = profile_node(p, fn, syn_frame(p, name, 0));
-			uint64_t c1 = rng_poisson(r, lambda * 0.6), c2 = rng_poisson(r, lambda * 0.4);
+			uint64_t c1 = rng_poisson(r, lambda * 0.6),
+			         c2 = rng_poisson(r, lambda * 0.4);
 			if (c1)
 				profile_add(p, tid, fn, c1);
 			if (c2)
