@@ -597,6 +597,26 @@ static void test_json_shape(void **state)
 	fixture_release(&fx);
 }
 
+static void test_html_basic(void **state)
+{
+	(void)state;
+	/* Every tag the Markdown writer emits survives cmark and the allow-list: no tag of ours
+	 * comes out as text (nothing in this report needs escaping at all). */
+	struct fixture fx;
+	fixture_init(&fx, head_c, N(head_c), "feature/x");
+	struct strbuf html = STRBUF_INIT;
+	assert_int_equal(report_html(&fx.rep, &html), 0);
+	assert_null(strstr(html.buf, "&lt;"));
+	assert_non_null(strstr(html.buf, "<details><summary>"));
+	assert_non_null(strstr(html.buf, "<td align=\"right\">"));
+	assert_non_null(strstr(html.buf, "<br />"));
+	assert_non_null(strstr(html.buf, "<code>compute_hash</code>"));
+	assert_non_null(strstr(html.buf, "<pre><code class=\"language-text\">"));
+	assert_true(!strncmp(html.buf, "<!DOCTYPE html>", 15));
+	strbuf_release(&html);
+	fixture_release(&fx);
+}
+
 static void test_svg_layout(void **state)
 {
 	(void)state;
@@ -700,6 +720,7 @@ int main(void)
 	        cmocka_unit_test(test_hostile_html),    cmocka_unit_test(test_hostile_svg),
 	        cmocka_unit_test(test_hostile_json),    cmocka_unit_test(test_json_shape),
 	        cmocka_unit_test(test_svg_layout),      cmocka_unit_test(test_markdown_limit),
+	        cmocka_unit_test(test_html_basic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
