@@ -8,6 +8,7 @@
 #include "common/frames_filter.h"
 #include "common/log.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "report/report.h"
 
 #include <errno.h>
@@ -288,6 +289,20 @@ int cmd_report(int argc, char **argv)
 		filter_profile(&ff, &base.merged);
 		for (size_t i = 0; i < base.nruns; i++)
 			filter_profile(&ff, &base.runs[i]);
+	}
+	/* Nothing measured on one side is nothing to compare, not a change of everything. */
+	if (base.n && (!profile_total(hp, NULL) || !profile_total(base.merged, NULL))) {
+		char *why = !profile_total(hp, NULL)
+		                    ? xasprintf("run %lld has no samples (did the command run?)",
+		                                (long long)id)
+		                    : xasprintf("the baseline (%s) has no samples", base.rule);
+		char *ref = xstrdup(base.ref);
+		report_baseline_release(&base);
+		report_baseline_init(&base);
+		free(base.none);
+		base.none = why;
+		free(base.ref);
+		base.ref = ref;
 	}
 	if (base.n)
 		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);

@@ -169,8 +169,8 @@ int report_svg_doc(const struct report *r, struct strbuf *out, int standalone)
 	report_short_commit(bc, r->base->commit);
 	strbuf_addf(out,
 	            "<text x=\"%.1f\" y=\"22\" font-size=\"15\" font-weight=\"bold\">ciprof "
-	            "diff flame graph: head run %lld%s%s vs base %s (",
-	            SVG_PAD, (long long)r->head->id, *hc ? " " : "", hc, bc);
+	            "diff flame graph: head run %lld%s%s vs base%s%s (",
+	            SVG_PAD, (long long)r->head->id, *hc ? " " : "", hc, *bc ? " " : "", bc);
 	report_escape(out, d ? r->base->rule : r->base->none, REPORT_ESC_XML, 120);
 	strbuf_addstr(out, ")</text>\n");
 	if (!d) {
