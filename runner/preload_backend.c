@@ -844,13 +844,21 @@ static void scan_dir(struct psession *s)
 		free(nf[i].name);
 		if (!im)
 			continue;
-		/* An older image of this pid exec'd (or died and the pid came back): read it
-		 * out, then process everything older than the new image before it starts. */
-		for (size_t k = 0; k < s->nimg; k++)
-			if (s->img[k]->pid == im->pid && !s->img[k]->superseded) {
-				s->img[k]->superseded = 1;
-				read_image(s, s->img[k]);
+		/* An older image of this pid exec'd (same process start time): read it out. Or
+		 * its process died and the pid came back: it ends here. Then everything older
+		 * than the new image is processed before the new image starts. */
+		for (size_t k = 0; k < s->nimg;) {
+			struct image *old = s->img[k];
+			if (old->pid != im->pid || old->superseded) {
+				k++;
+			} else if (old->h.proc_start == im->h.proc_start) {
+				old->superseded = 1;
+				read_image(s, old);
+				k++;
+			} else {
+				finish_image(s, k);
 			}
+		}
 		process_pending(s, im->h.start_ns ? im->h.start_ns - 1 : 0);
 		ALLOC_GROW(s->img, s->nimg + 1, s->img_alloc);
 		s->img[s->nimg++] = im;
