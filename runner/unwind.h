@@ -1,0 +1,144 @@
+/* DWARF unwinding of a copied user stack: given a thread's registers at a sample and a copy of
+ * the top of its stack, recovers its callers' return addresses from the CFI (.eh_frame,
+ * .debug_frame) of the objects mapped in its address space, with libdwfl. It never touches the
+ * sampled process (which may have exited): memory reads are served from the copy only.
+ * One libdwfl session per distinct address space is cached. Used by the perf backend's
+ * --unwind dwarf; any sampler that copies stacks (the preload backend) can call it too.
+ * Also here: the check that frame-pointer stacks look truncated, which suggests --unwind dwarf. */
+#ifndef CP_UNWIND_H
+#define CP_UNWIND_H
+
+#include "common/profile.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* x86-64 registers, numbered as DWARF numbers them (what libdwfl wants). */
+enum unwind_reg {
+	UNWIND_RAX,
+	UNWIND_RDX,
+	UNWIND_RCX,
+	UNWIND_RBX,
+	UNWIND_RSI,
+	UNWIND_RDI,
+	UNWIND_RBP,
+	UNWIND_RSP,
+	UNWIND_R8,
+	UNWIND_R9,
+	UNWIND_R10,
+	UNWIND_R11,
+	UNWIND_R12,
+	UNWIND_R13,
+	UNWIND_R14,
+	UNWIND_R15,
+	UNWIND_RIP,
+	UNWIND_NREGS
+};
+
+struct unwind_regs {
+	uint64_t r[UNWIND_NREGS]; /* indexed by enum unwind_reg */
+	uint32_t valid;           /* bit i set: r[i] is known; unknown ones are never guessed */
+};
+
+/*
+ * The perf_event_open sample_regs_user mask naming every general-purpose x86-64 register
+ * (AX..IP and R8..R15; FLAGS and the segment registers are not needed to unwind).
+ */
+#define UNWIND_PERF_REGS_MASK 0x0000000000ff01ffULL
+
+/*
+ * Fills out from a PERF_SAMPLE_REGS_USER array: values[] holds one value per bit set in mask,
+ * in ascending bit order (nvalues of them; extra bits are ignored). Bits outside the x86-64
+ * general-purpose registers are skipped.
+ */
+void unwind_regs_from_perf(struct unwind_regs *out, uint64_t mask, const uint64_t *values,
+                           size_t nvalues);
+
+/* One executable mapping of the address space. */
+struct unwind_map {
+	uint64_t start, end; /* [start, end) */
+	uint64_t pgoff;      /* file offset mapped at start */
+	const char *path;    /* borrowed: the file, or "[vdso]"; any other name (anonymous or JIT
+	                      * memory, "... (deleted)" files) has no CFI and is skipped */
+};
+
+/* Why an unwind stopped. */
+enum unwind_end {
+	UNWIND_END_OUTERMOST,  /* the CFI marks the last frame outermost (_start, clone3...) */
+	UNWIND_END_STACK,      /* a read fell beyond the copied stack: the stack is deeper than
+	                        * the copy (--stack-size) */
+	UNWIND_END_INCOMPLETE, /* a pc outside every object with CFI (JIT code, a stripped
+	                        * object without .eh_frame), or CFI that needs unknown state */
+	UNWIND_END_MAX,        /* max frames were written */
+	UNWIND_END_NO_SPACE,   /* no usable object in the address space: only the pc */
+};
+
+struct unwinder_stats {
+	uint64_t unwinds, frames;
+	uint64_t spaces_created, spaces_evicted;
+	uint64_t modules_reported, modules_failed;
+	uint64_t end[UNWIND_END_NO_SPACE + 1]; /* unwinds by how they ended */
+	double seconds; /* CPU time spent in unwinder_unwind (session creation included) */
+};
+
+/* Heap object; not thread-safe (one per sampling thread). */
+struct unwinder;
+
+struct unwinder *unwinder_new(void);
+void unwinder_free(struct unwinder *u);
+
+/* How many address-space sessions stay cached (default 16); each holds the open files of its
+ * objects. The least recently used is closed beyond that. */
+void unwinder_set_max_spaces(struct unwinder *u, size_t n);
+
+/* Counters since unwinder_new. Borrowed. */
+const struct unwinder_stats *unwinder_stats(const struct unwinder *u);
+
+/*
+ * Unwinds one sample. maps[0..nmaps) are the executable mappings of its address space at the
+ * moment of the sample (any order); the cached session for exactly this set is reused, a new
+ * one is made when the set changed (exec, dlopen). regs are the registers at the sample (IP and
+ * SP needed; the more the better). stack[0..stack_len) is a copy of the memory at stack_addr
+ * (normally the sampled SP upward). Writes at most max pcs to ips, leaf first; ips[0] is the
+ * sampled pc, the others return addresses. *end (may be NULL) says why it stopped.
+ * Returns the number of pcs written: 0 only when regs has no IP or max is 0.
+ */
+size_t unwinder_unwind(struct unwinder *u, const struct unwind_map *maps, size_t nmaps,
+                       const struct unwind_regs *regs, const void *stack, uint64_t stack_addr,
+                       size_t stack_len, uint64_t *ips, size_t max, enum unwind_end *end);
+
+/*
+ * Merges a DWARF-unwound stack with the kernel's frame-pointer chain of the same sample (both
+ * leaf first) into out (at most max pcs): the DWARF stack, continued by the frame-pointer chain
+ * past the DWARF stack's last pc when the chain holds that pc; else the chain when it is longer
+ * and either agrees on the first caller or DWARF has only the pc; else the DWARF stack.
+ * Returns the number written and sets *used_fp when frame-pointer frames were used.
+ */
+size_t unwind_merge_fp(const uint64_t *dwarf, size_t ndwarf, const uint64_t *fp, size_t nfp,
+                       uint64_t *out, size_t max, int *used_fp);
+
+/* ---- truncated frame-pointer stacks ---- */
+
+struct unwind_truncation {
+	uint64_t samples;   /* samples with at least one frame */
+	uint64_t truncated; /* of them, stacks not starting at an entry point */
+	char where[256];    /* the modules most truncated stacks end in, ", "-separated */
+};
+
+/*
+ * Whether function is where a process's or thread's stack begins: _start, __libc_start_main,
+ * __libc_start_call_main, start_thread, clone, clone3 and their aliases, Go's runtime.goexit,
+ * runtime.rt0_go and runtime.mstart.
+ */
+int unwind_is_entry_point(const char *function);
+
+/*
+ * Counts, over p's samples, the stacks that look truncated: whose outermost frame is neither an
+ * entry point (unwind_is_entry_point) nor inside the C runtime (libc, ld.so, libpthread: with
+ * glibc's own frames unnamed when its debug symbols are missing, reaching it means the chain
+ * reached the program's start), which is what frame-pointer chains through code built without
+ * frame pointers look like.
+ */
+void unwind_truncation(const struct profile *p, struct unwind_truncation *out);
+
+#endif
