@@ -87,18 +87,59 @@ static int trailer(const void *rec, size_t len, const unsigned char *after_body,
 	return 0;
 }
 
+/* The fields of PERF_REC_SAMPLE_TYPE, leaving c after the callchain. */
+static int parse_sample_base(struct cur *c, struct perf_sample *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ip = take_u64(c);
+	out->pid = take_u32(c);
+	out->tid = take_u32(c);
+	out->time = take_u64(c);
+	out->period = take_u64(c);
+	out->nr = take_u64(c);
+	if (c->bad || out->nr > (uint64_t)(c->end - c->p) / 8)
+		return -1;
+	out->ips = (const uint64_t *)(const void *)c->p;
+	c->p += out->nr * 8;
+	return 0;
+}
+
 int perf_parse_sample(const void *rec, size_t len, struct perf_sample *out)
 {
 	struct cur c = body(rec, len);
-	out->ip = take_u64(&c);
-	out->pid = take_u32(&c);
-	out->tid = take_u32(&c);
-	out->time = take_u64(&c);
-	out->period = take_u64(&c);
-	out->nr = take_u64(&c);
-	if (c.bad || out->nr > (uint64_t)(c.end - c.p) / 8)
+	return parse_sample_base(&c, out);
+}
+
+int perf_parse_sample_user(const void *rec, size_t len, uint64_t regs_mask, struct perf_sample *out)
+{
+	struct cur c = body(rec, len);
+	if (parse_sample_base(&c, out) < 0)
 		return -1;
-	out->ips = (const uint64_t *)(const void *)c.p;
+	/* PERF_SAMPLE_REGS_USER: the ABI, then one u64 per mask bit unless the ABI is NONE. */
+	out->abi = take_u64(&c);
+	if (c.bad)
+		return -1;
+	if (out->abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		uint32_t n = (uint32_t)__builtin_popcountll(regs_mask);
+		if (n > (uint64_t)(c.end - c.p) / 8)
+			return -1;
+		out->regs = (const uint64_t *)(const void *)c.p;
+		out->nregs = n;
+		c.p += (size_t)n * 8;
+	}
+	/* PERF_SAMPLE_STACK_USER: size, size bytes, and dyn_size when size is not 0. */
+	out->stack_size = take_u64(&c);
+	if (c.bad)
+		return -1;
+	if (out->stack_size) {
+		if (out->stack_size > (uint64_t)(c.end - c.p))
+			return -1;
+		out->stack = c.p;
+		c.p += out->stack_size;
+		out->stack_dyn = take_u64(&c);
+		if (c.bad || out->stack_dyn > out->stack_size)
+			return -1;
+	}
 	return 0;
 }
 

@@ -7,10 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The sample_type the backend requests; the parser assumes exactly this layout. */
+/* The sample_type the backend requests; perf_parse_sample assumes exactly this layout. */
 #define PERF_REC_SAMPLE_TYPE                                                                       \
 	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |                \
 	 PERF_SAMPLE_CALLCHAIN)
+/* With --unwind dwarf: the same plus the user registers and a copy of the user stack, which
+ * the kernel places after the callchain; perf_parse_sample_user reads this layout. */
+#define PERF_REC_SAMPLE_TYPE_DWARF                                                                 \
+	(PERF_REC_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 /*
  * Returns a pointer to the whole record starting at ring position tail (an ever-growing
@@ -36,6 +40,14 @@ struct perf_sample {
 	uint64_t period;
 	uint64_t nr;         /* callchain entries, context markers included */
 	const uint64_t *ips; /* points into the record; may be unaligned-safe copies only */
+	/* PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER (perf_parse_sample_user only; zero
+	 * and NULL otherwise). All pointers point into the record. */
+	uint64_t abi;         /* PERF_SAMPLE_REGS_ABI_NONE (no registers), _32 or _64 */
+	const uint64_t *regs; /* nregs values, one per bit of sample_regs_user, ascending */
+	uint32_t nregs;       /* 0 when abi is NONE */
+	const void *stack;    /* stack_size bytes copied from the user SP upward, or NULL */
+	uint64_t stack_size;  /* bytes of room in the record */
+	uint64_t stack_dyn;   /* of them, bytes really copied (<= stack_size) */
 };
 
 struct perf_mmap2 {
@@ -66,6 +78,14 @@ struct perf_lost {
 /* Each parses one record of its type (header included, len = header.size); 0 or -1 when
  * the record is shorter than its fields say. Records must be 8-byte aligned. */
 int perf_parse_sample(const void *rec, size_t len, struct perf_sample *out);
+/*
+ * Parses a sample of PERF_REC_SAMPLE_TYPE_DWARF, regs_mask being the sample_regs_user asked
+ * for. -1 when the record is shorter than its fields say, or a stack's dyn_size exceeds its
+ * size; a sample whose registers (ABI NONE) or stack (size 0) the kernel could not take is
+ * valid, with nregs or stack_dyn 0.
+ */
+int perf_parse_sample_user(const void *rec, size_t len, uint64_t regs_mask,
+                           struct perf_sample *out);
 int perf_parse_mmap2(const void *rec, size_t len, struct perf_mmap2 *out);
 int perf_parse_comm(const void *rec, size_t len, struct perf_comm *out);
 int perf_parse_task(const void *rec, size_t len, struct perf_task *out);

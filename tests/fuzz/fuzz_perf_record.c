@@ -1,10 +1,13 @@
 /* Fuzz target: ring-buffer records. The bytes form a ring; every record read from it is parsed
- * as each record type, so no length field can make a parser read past the record. */
+ * as each record type (samples in both the frame-pointer and the --unwind dwarf layout, whose
+ * registers and stack copy are read in full), so no length field can make a parser read past
+ * the record. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runner/perf_record.h"
+#include "runner/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,7 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t tail = size & 7 ? ringsize - 8 : 0; /* sometimes start near the end: wrap */
 	uint64_t head = tail + ringsize;
 	for (int i = 0; i < 64; i++) {
-		const void *h = perf_ring_record(ring, ringsize, tail, head, scratch, sizeof(scratch));
+		const void *h =
+		        perf_ring_record(ring, ringsize, tail, head, scratch, sizeof(scratch));
 		if (!h)
 			break;
 		uint16_t rec_size;
@@ -37,6 +41,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (perf_parse_sample(rec, rec_size, &s) == 0) {
 			uint64_t out[128];
 			perf_user_callchain(&s, out, 128);
+		}
+		if (perf_parse_sample_user(rec, rec_size, UNWIND_PERF_REGS_MASK, &s) == 0) {
+			struct unwind_regs regs;
+			unwind_regs_from_perf(&regs, UNWIND_PERF_REGS_MASK, s.regs, s.nregs);
+			/* Touch every byte the parser vouched for. */
+			volatile unsigned char sum = 0;
+			for (uint64_t k = 0; k < s.stack_dyn; k++)
+				sum += ((const unsigned char *)s.stack)[k];
+			(void)sum;
 		}
 		perf_parse_mmap2(rec, rec_size, &m);
 		perf_parse_comm(rec, rec_size, &c);

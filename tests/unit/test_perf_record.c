@@ -16,7 +16,7 @@
 
 /* Builds records in a little-endian byte buffer, as the kernel lays them out. */
 struct rb {
-	unsigned char b[1024];
+	unsigned char b[20480]; /* room for a sample with a 16 KiB stack copy */
 	size_t n;
 };
 
@@ -223,6 +223,123 @@ static void test_ring_wraps(void **state)
 	assert_null(perf_ring_record(data, 64, 0, 64, scratch, sizeof(scratch)));
 }
 
+/* A --unwind dwarf sample: the callchain, then REGS_USER (abi, one u64 per mask bit) and
+ * STACK_USER (size, size bytes, dyn_size). */
+#define REGS_MASK 0xff01ffULL /* AX..IP and R8..R15: 17 registers */
+
+static void make_dwarf_sample(struct rb *r, uint64_t abi, uint64_t stack_size, uint64_t dyn)
+{
+	uint64_t chain[] = {(uint64_t)PERF_CONTEXT_USER, 0x401000, 0x402000};
+	make_sample(r, 10, 11, 777, chain, 3);
+	put64(r, abi);
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE)
+		for (uint64_t i = 0; i < 17; i++)
+			put64(r, 0x1000 + i);
+	put64(r, stack_size);
+	if (stack_size) {
+		for (uint64_t i = 0; i < stack_size; i++)
+			r->b[r->n + i] = (unsigned char)(i * 7);
+		r->n += stack_size;
+		put64(r, dyn);
+	}
+	finish(r);
+}
+
+static void test_sample_regs_stack(void **state)
+{
+	(void)state;
+	struct rb r;
+	make_dwarf_sample(&r, PERF_SAMPLE_REGS_ABI_64, 8192, 6000);
+	struct perf_sample s;
+	assert_int_equal(perf_parse_sample_user(r.b, r.n, REGS_MASK, &s), 0);
+	assert_int_equal(s.pid, 10);
+	assert_int_equal(s.time, 777);
+	assert_int_equal(s.nr, 3);
+	assert_int_equal(s.abi, PERF_SAMPLE_REGS_ABI_64);
+	assert_int_equal(s.nregs, 17);
+	assert_int_equal(s.regs[0], 0x1000);  /* AX */
+	assert_int_equal(s.regs[8], 0x1008);  /* IP: bit 8, the ninth value */
+	assert_int_equal(s.regs[16], 0x1010); /* R15 */
+	assert_int_equal(s.stack_size, 8192);
+	assert_int_equal(s.stack_dyn, 6000);
+	assert_int_equal(((const unsigned char *)s.stack)[5], 35);
+	assert_ptr_equal(s.stack, r.b + 8 + 40 + 3 * 8 + 8 + 17 * 8 + 8);
+	uint64_t out[8];
+	assert_int_equal(perf_user_callchain(&s, out, 8), 2);
+	assert_int_equal(out[1], 0x402000);
+	/* The frame-pointer layout's fields read the same from such a record. */
+	assert_int_equal(perf_record_time(r.b, r.n), 777);
+	struct perf_sample fp;
+	assert_int_equal(perf_parse_sample(r.b, r.n, &fp), 0);
+	assert_int_equal(fp.nr, 3);
+	assert_null(fp.stack);
+	assert_int_equal(fp.nregs, 0);
+
+	/* The kernel could take neither registers nor stack (ABI NONE, size 0): valid. */
+	make_dwarf_sample(&r, PERF_SAMPLE_REGS_ABI_NONE, 0, 0);
+	assert_int_equal(perf_parse_sample_user(r.b, r.n, REGS_MASK, &s), 0);
+	assert_int_equal(s.nregs, 0);
+	assert_null(s.regs);
+	assert_null(s.stack);
+	assert_int_equal(s.stack_dyn, 0);
+	/* Registers but an empty copy (dyn_size 0). */
+	make_dwarf_sample(&r, PERF_SAMPLE_REGS_ABI_64, 64, 0);
+	assert_int_equal(perf_parse_sample_user(r.b, r.n, REGS_MASK, &s), 0);
+	assert_int_equal(s.stack_dyn, 0);
+}
+
+static void test_sample_regs_stack_malformed(void **state)
+{
+	(void)state;
+	struct rb r;
+	struct perf_sample s;
+	/* dyn_size larger than the room: corrupt. */
+	make_dwarf_sample(&r, PERF_SAMPLE_REGS_ABI_64, 64, 72);
+	assert_int_equal(perf_parse_sample_user(r.b, r.n, REGS_MASK, &s), -1);
+	/* Every truncation of a good record is rejected, never over-read. */
+	make_dwarf_sample(&r, PERF_SAMPLE_REGS_ABI_64, 256, 200);
+	for (size_t len = 0; len < r.n; len += 8)
+		assert_int_equal(perf_parse_sample_user(r.b, len, REGS_MASK, &s), -1);
+	assert_int_equal(perf_parse_sample_user(r.b, r.n, REGS_MASK, &s), 0);
+	/* A mask naming more registers than the record holds. */
+	assert_int_equal(perf_parse_sample_user(r.b, r.n, ~0ULL, &s), -1);
+	/* A stack size claiming more than the record (and one that would wrap a pointer). */
+	size_t size_at = 8 + 40 + 3 * 8 + 8 + 17 * 8;
+	uint64_t big = 1ULL << 20;
+	memcpy(r.b + size_at, &big, 8);
+	assert_int_equal(perf_parse_sample_user(r.b, r.n, REGS_MASK, &s), -1);
+	big = UINT64_MAX - 7;
+	memcpy(r.b + size_at, &big, 8);
+	assert_int_equal(perf_parse_sample_user(r.b, r.n, REGS_MASK, &s), -1);
+	/* A bad callchain length still fails first. */
+	make_dwarf_sample(&r, PERF_SAMPLE_REGS_ABI_64, 64, 64);
+	uint64_t nr = 1ULL << 40;
+	memcpy(r.b + 8 + 32, &nr, 8);
+	assert_int_equal(perf_parse_sample_user(r.b, r.n, REGS_MASK, &s), -1);
+}
+
+static void test_ring_wraps_big_sample(void **state)
+{
+	(void)state;
+	/* A 16 KiB stack sample wrapping the end of a 32 KiB ring: copied whole. */
+	static unsigned char data[32768];
+	static uint64_t scratch[65536 / 8];
+	struct rb r;
+	make_dwarf_sample(&r, PERF_SAMPLE_REGS_ABI_64, 16384, 16384);
+	assert_true(r.n > 16384 && r.n < 65536);
+	uint64_t tail = 32768 * 3 + 32768 - 4096;
+	for (size_t i = 0; i < r.n; i++)
+		data[(tail + i) & 32767] = r.b[i];
+	const void *rec = perf_ring_record(data, 32768, tail, tail + r.n, scratch, sizeof(scratch));
+	assert_ptr_equal(rec, scratch);
+	struct perf_sample s;
+	assert_int_equal(perf_parse_sample_user(rec, r.n, REGS_MASK, &s), 0);
+	assert_int_equal(s.stack_dyn, 16384);
+	assert_memory_equal(s.stack, r.b + (r.n - 8 - 16384), 16384);
+	/* scratch too small for it: refused rather than overrun */
+	assert_null(perf_ring_record(data, 32768, tail, tail + r.n, scratch, 8192));
+}
+
 static void test_diagnose(void **state)
 {
 	(void)state;
@@ -261,6 +378,9 @@ int main(void)
 	        cmocka_unit_test(test_kernel_frames_skipped),
 	        cmocka_unit_test(test_mmap2_comm_task_lost),
 	        cmocka_unit_test(test_ring_wraps),
+	        cmocka_unit_test(test_sample_regs_stack),
+	        cmocka_unit_test(test_sample_regs_stack_malformed),
+	        cmocka_unit_test(test_ring_wraps_big_sample),
 	        cmocka_unit_test(test_diagnose),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
