@@ -30,6 +30,7 @@ enum {
 	OPT_PTY,
 	OPT_JUNIT,
 	OPT_NO_PTY,
+	OPT_STACK_SIZE,
 };
 
 static const struct cli_option run_options[] = {
@@ -37,7 +38,11 @@ static const struct cli_option run_options[] = {
         {"output", 'o', "FILE", "write the profile to FILE ('-' for stdout)"},
         {"format", OPT_FORMAT, "FMT", "format of --output: folded (default)"},
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
-        {"unwind", OPT_UNWIND, "U", "fp (frame pointers, default) or dwarf"},
+        {"unwind", OPT_UNWIND, "U",
+         "fp (frame pointers, default) or dwarf (copies of the stack unwound with their CFI)"},
+        {"stack-size", OPT_STACK_SIZE, "N",
+         "--unwind dwarf: bytes of stack copied per sample, a multiple of 8 up to 65528 "
+         "(default 8192)"},
         {"no-store", OPT_NO_STORE, NULL, "do not store the run in the database"},
         {"db", OPT_DB, "FILE",
          "database (default $CIPROF_DB, else .ciprof/ciprof.db at the "
@@ -77,6 +82,7 @@ struct run_args {
 	const char *format;
 	const char *db;
 	int no_store;
+	int stack_size_given;
 	const char **junit; /* borrowed patterns */
 	size_t njunit, junit_alloc;
 	struct run_meta meta; /* tags from --tag land here */
@@ -123,14 +129,22 @@ static int run_opt(void *ctx, int id, const char *arg)
 	case OPT_UNWIND:
 		if (!strcmp(arg, "fp"))
 			a->ropts.unwind = RUNNER_UNWIND_FP;
-		else if (!strcmp(arg, "dwarf")) {
-			cli_usage_error("run", "--unwind dwarf is not built yet; frame-pointer "
-			                       "unwinding (fp) is the one available");
-			return -1;
-		} else {
+		else if (!strcmp(arg, "dwarf"))
+			a->ropts.unwind = RUNNER_UNWIND_DWARF;
+		else {
 			cli_usage_error("run", "--unwind takes fp or dwarf, not '%s'", arg);
 			return -1;
 		}
+		return 0;
+	case OPT_STACK_SIZE:
+		if (cli_parse_int(arg, 8, RUNNER_STACK_SIZE_MAX, &v) < 0 || v % 8) {
+			cli_usage_error("run",
+			                "--stack-size takes a multiple of 8 from 8 to %d, not '%s'",
+			                RUNNER_STACK_SIZE_MAX, arg);
+			return -1;
+		}
+		a->ropts.stack_size = (size_t)v;
+		a->stack_size_given = 1;
 		return 0;
 	case OPT_RING_PAGES:
 		if (cli_parse_int(arg, 1, 1 << 16, &v) < 0 || (v & (v - 1))) {
@@ -343,6 +357,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (a.format && !a.output) {
 		status = cli_usage_error("run", "--format needs --output FILE");
+		goto out;
+	}
+	if (a.stack_size_given && a.ropts.unwind != RUNNER_UNWIND_DWARF) {
+		status = cli_usage_error("run", "--stack-size needs --unwind dwarf");
 		goto out;
 	}
 	if (a.no_store && a.db) {

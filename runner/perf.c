@@ -16,6 +16,7 @@
 #include "runner/perf_record.h"
 #include "runner/proctree.h"
 #include "runner/symbolize.h"
+#include "runner/unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,14 @@
 
 #define MAX_FRAMES         256
 #define DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: fits the default perf_event_mlock_kb */
+/* --unwind dwarf rings hold about this many seconds of samples at --hz, up to MAX pages per
+ * CPU and TOTAL bytes for all CPUs together (many-core machines). */
+#define DWARF_RING_SECONDS   0.4
+#define DWARF_RING_PAGES_MAX 2048
+#define DWARF_RING_TOTAL     ((size_t)64 << 20)
+/* Frame-pointer stacks: warn when at least this share of samples looks truncated. */
+#define TRUNCATED_WARN_SHARE   0.30
+#define TRUNCATED_WARN_SAMPLES 20
 
 struct ring {
 	int fd;
@@ -68,6 +77,11 @@ struct session {
 	struct markers markers;
 	const struct runner_opts *opts;
 	uint64_t samples, lost, throttled, bad_records;
+	/* --unwind dwarf */
+	struct unwinder *unw;
+	struct unwind_map *umaps; /* the sampled process's maps, rebuilt per sample */
+	size_t umaps_alloc;
+	uint64_t dwarf_unwound, dwarf_fp_used, dwarf_no_regs, dwarf_stack_short;
 	uint64_t period_ns_sum;
 	uint64_t scratch[65536 / 8];
 };
@@ -230,14 +244,23 @@ static int online_cpus(int **out)
 	return (int)n;
 }
 
-static void init_attr(struct perf_event_attr *attr, int hz, size_t ring_bytes)
+static void init_attr(struct perf_event_attr *attr, const struct runner_opts *opts,
+                      size_t ring_bytes)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->sample_period = 1000000000ULL / (uint64_t)hz; /* cpu-clock counts nanoseconds */
+	/* cpu-clock counts nanoseconds */
+	attr->sample_period = 1000000000ULL / (uint64_t)opts->hz;
 	attr->sample_type = PERF_REC_SAMPLE_TYPE;
+	if (opts->unwind == RUNNER_UNWIND_DWARF) {
+		/* The registers and the top of the user stack, unwound with their CFI later;
+		 * the kernel's frame-pointer chain stays as the fallback. */
+		attr->sample_type = PERF_REC_SAMPLE_TYPE_DWARF;
+		attr->sample_regs_user = UNWIND_PERF_REGS_MASK;
+		attr->sample_stack_user = (uint32_t)opts->stack_size;
+	}
 	attr->disabled = 1;
 	attr->inherit = 1;
 	attr->enable_on_exec = 1;
@@ -268,16 +291,36 @@ static void close_rings(struct session *s)
 	s->nrings = 0;
 }
 
-static int open_rings(struct session *s, pid_t child, const struct runner_opts *opts)
+/*
+ * Data pages per ring when --ring-pages is not given. A --unwind dwarf sample carries the
+ * stack copy (8 KiB by default), 40 times a frame-pointer one: its rings hold about 0.4 s of
+ * samples of one CPU at --hz (999 Hz: 4 MiB), at most 64 MiB over all ncpus rings, never
+ * less than the frame-pointer default; open_rings halves that back down when the
+ * locked-memory budget refuses.
+ */
+static size_t default_ring_pages(const struct runner_opts *opts, size_t page, int ncpus)
 {
-	int *cpus;
-	int ncpus = online_cpus(&cpus);
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t pages = opts->ring_pages ? opts->ring_pages : DEFAULT_RING_PAGES;
+	if (opts->unwind != RUNNER_UNWIND_DWARF)
+		return DEFAULT_RING_PAGES;
+	double bytes = DWARF_RING_SECONDS * opts->hz * (double)(opts->stack_size + 256);
+	size_t cap = DWARF_RING_TOTAL / (size_t)(ncpus > 0 ? ncpus : 1) / page;
+	size_t pages = DEFAULT_RING_PAGES;
+	while (pages < DWARF_RING_PAGES_MAX && pages * 2 <= cap && (double)(pages * page) < bytes)
+		pages *= 2;
+	return pages;
+}
+
+/*
+ * Opens one event per CPU and maps its ring of `pages` data pages. Returns 0; or 1 when a
+ * mapping exceeded the locked-memory budget and the caller may retry smaller (everything
+ * opened is left in s for close_rings); or a negative runner error, diagnosed.
+ */
+static int try_open_rings(struct session *s, pid_t child, const struct runner_opts *opts,
+                          const int *cpus, int ncpus, size_t pages, size_t page)
+{
 	struct perf_event_attr attr;
-	init_attr(&attr, opts->hz, pages * page);
+	init_attr(&attr, opts, pages * page);
 	s->rings = xcalloc((size_t)ncpus, sizeof(*s->rings));
-	int ret = 0;
 	const char *deny = getenv("CIPROF_TEST_PERF_ERRNO"); /* test hook, see docs/run.md */
 	for (int i = 0; i < ncpus; i++) {
 		struct ring *r = &s->rings[s->nrings];
@@ -285,42 +328,57 @@ static int open_rings(struct session *s, pid_t child, const struct runner_opts *
 		r->cpu = cpus[i];
 		if (deny && *deny) {
 			errno = atoi(deny);
-			ret = refused(errno, 0, pages * page);
-			goto out;
+			return refused(errno, 0, pages * page);
 		}
 		r->fd = (int)syscall(SYS_perf_event_open, &attr, child, cpus[i], -1,
 		                     PERF_FLAG_FD_CLOEXEC);
-		if (r->fd < 0) {
-			ret = refused(errno, 0, pages * page);
-			goto out;
-		}
+		if (r->fd < 0)
+			return refused(errno, 0, pages * page);
 		s->nrings++;
-		for (;;) {
-			r->map_len = (pages + 1) * page;
-			r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-			               0);
-			if (r->base != MAP_FAILED)
-				break;
+		r->map_len = (pages + 1) * page;
+		r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+		if (r->base == MAP_FAILED) {
 			r->base = NULL;
-			/* Over the locked-memory budget: halve down to 8 pages, then give up. */
-			if ((errno == EPERM || errno == ENOMEM) && pages > 8 && !opts->ring_pages) {
-				pages /= 2;
-				continue;
-			}
-			ret = refused(errno, 1, pages * page);
-			goto out;
+			if ((errno == EPERM || errno == ENOMEM) && pages > 8 && !opts->ring_pages)
+				return 1;
+			return refused(errno, 1, pages * page);
 		}
 		r->meta = r->base;
 		r->data = (unsigned char *)r->base + page;
 		r->size = pages * page;
 	}
-	if (pages != (opts->ring_pages ? opts->ring_pages : DEFAULT_RING_PAGES))
+	return 0;
+}
+
+static int open_rings(struct session *s, pid_t child, const struct runner_opts *opts)
+{
+	int *cpus;
+	int ncpus = online_cpus(&cpus);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t want = opts->ring_pages ? opts->ring_pages : default_ring_pages(opts, page, ncpus);
+	size_t pages = want;
+	int ret;
+	/* Over the locked-memory budget: every ring halved, down to 8 pages, all reopened so
+	 * that they are the same size and their wakeup watermark fits them. */
+	while ((ret = try_open_rings(s, child, opts, cpus, ncpus, pages, page)) == 1) {
+		close_rings(s);
+		pages /= 2;
+	}
+	free(cpus);
+	if (ret < 0)
+		return ret;
+	log_debug("ring buffers: %zu pages (%zu KiB) per CPU", pages, pages * page / 1024);
+	if (pages != want && opts->unwind == RUNNER_UNWIND_DWARF)
+		log_warn(
+		        "ring buffers reduced to %zu pages per CPU by the locked-memory budget: "
+		        "they hold about %zu --unwind dwarf samples each, and at high --hz samples "
+		        "may be lost; raise 'ulimit -l' or lower --stack-size",
+		        pages, pages * page / (opts->stack_size + 256));
+	else if (pages != want)
 		log_warn("ring buffers reduced to %zu pages per CPU by the locked-memory budget; "
 		         "at high --hz samples may be lost",
 		         pages);
-out:
-	free(cpus);
-	return ret;
+	return 0;
 }
 
 /* ---- record processing ---- */
@@ -347,10 +405,54 @@ static const char *proc_name_guess(pid_t pid, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * --unwind dwarf: unwinds the sample's stack copy with the CFI of process p's objects into ips
+ * (leaf first), falling back on (or continuing with) the kernel's frame-pointer chain fp[0..nfp)
+ * where that gives more. The copy lives in the record and is not kept.
+ */
+static size_t dwarf_stack(struct session *s, struct proc *p, const struct perf_sample *smp,
+                          const uint64_t *fp, size_t nfp, uint64_t *ips)
+{
+	struct unwind_regs regs;
+	if (smp->abi != PERF_SAMPLE_REGS_ABI_64 || !smp->stack_dyn) {
+		/* No registers (a 32-bit process's are not unwound) or no stack copy. */
+		s->dwarf_no_regs++;
+		memcpy(ips, fp, nfp * sizeof(*ips));
+		return nfp;
+	}
+	unwind_regs_from_perf(&regs, UNWIND_PERF_REGS_MASK, smp->regs, smp->nregs);
+	/* A process whose mappings predate sampling: resolving its pc reads /proc once. */
+	uint32_t dso;
+	uint64_t off;
+	proctree_resolve(&s->tree, p, regs.r[UNWIND_RIP], &dso, &off);
+	if (p->as.n > s->umaps_alloc)
+		ALLOC_GROW(s->umaps, p->as.n, s->umaps_alloc);
+	for (size_t i = 0; i < p->as.n; i++) {
+		const struct map *m = &p->as.maps[i];
+		const struct dso *d = &s->tree.dsos[m->dso];
+		s->umaps[i] = (struct unwind_map){
+		        m->start, m->end, m->pgoff,
+		        d->kind == DSO_FILE || d->kind == DSO_VDSO ? d->path : NULL};
+	}
+	uint64_t dw[MAX_FRAMES];
+	enum unwind_end end;
+	size_t ndw =
+	        unwinder_unwind(s->unw, s->umaps, p->as.n, &regs, smp->stack, regs.r[UNWIND_RSP],
+	                        (size_t)smp->stack_dyn, dw, MAX_FRAMES, &end);
+	s->dwarf_unwound++;
+	int used_fp;
+	size_t n = unwind_merge_fp(dw, ndw, fp, nfp, ips, MAX_FRAMES, &used_fp);
+	s->dwarf_fp_used += used_fp;
+	s->dwarf_stack_short += end == UNWIND_END_STACK && !used_fp;
+	return n;
+}
+
 static void handle_sample(struct session *s, const void *rec, size_t len)
 {
 	struct perf_sample smp;
-	if (perf_parse_sample(rec, len, &smp) < 0) {
+	int dwarf = s->opts->unwind == RUNNER_UNWIND_DWARF;
+	if ((dwarf ? perf_parse_sample_user(rec, len, UNWIND_PERF_REGS_MASK, &smp)
+	           : perf_parse_sample(rec, len, &smp)) < 0) {
 		s->bad_records++;
 		return;
 	}
@@ -364,6 +466,11 @@ static void handle_sample(struct session *s, const void *rec, size_t len)
 	uint64_t offsets[MAX_FRAMES];
 	uint32_t dsos[MAX_FRAMES];
 	size_t n = perf_user_callchain(&smp, ips, MAX_FRAMES);
+	if (dwarf) {
+		uint64_t fp[MAX_FRAMES];
+		memcpy(fp, ips, n * sizeof(*ips));
+		n = dwarf_stack(s, p, &smp, fp, n, ips);
+	}
 	for (size_t i = 0; i < n; i++)
 		proctree_resolve(&s->tree, p, ips[i], &dsos[i], &offsets[i]);
 	uint32_t process = profile_intern(s->prof, p->name);
@@ -500,6 +607,55 @@ static void round_trip(struct session *s)
 		s->prev_round_max = round_max;
 }
 
+/* ---- unwinding summaries ---- */
+
+/* --unwind dwarf: what the unwinder did (-v), a warning when stack copies were too short; then
+ * closes its sessions, so their files are not open while the symbolizer opens its own. */
+static void finish_unwinding(struct session *s)
+{
+	if (!s->unw)
+		return;
+	const struct unwinder_stats *u = unwinder_stats(s->unw);
+	log_verbose("unwind: %llu samples unwound with DWARF in %.3f s (%.0f samples/s), %.1f "
+	            "frames each, %llu address spaces (%llu objects, %llu unusable); stopped at "
+	            "the outermost frame %llu, the end of the stack copy %llu, missing CFI %llu "
+	            "times; frame-pointer chain used %llu times; %llu samples without registers",
+	            (unsigned long long)u->unwinds, u->seconds,
+	            u->seconds > 0 ? (double)u->unwinds / u->seconds : 0.0,
+	            u->unwinds ? (double)u->frames / (double)u->unwinds : 0.0,
+	            (unsigned long long)u->spaces_created, (unsigned long long)u->modules_reported,
+	            (unsigned long long)u->modules_failed,
+	            (unsigned long long)u->end[UNWIND_END_OUTERMOST],
+	            (unsigned long long)u->end[UNWIND_END_STACK],
+	            (unsigned long long)u->end[UNWIND_END_INCOMPLETE],
+	            (unsigned long long)s->dwarf_fp_used, (unsigned long long)s->dwarf_no_regs);
+	if (s->dwarf_unwound >= TRUNCATED_WARN_SAMPLES &&
+	    (double)s->dwarf_stack_short >= 0.1 * (double)s->dwarf_unwound)
+		log_warn("%.0f%% of stacks are deeper than the %zu-byte stack copy, so their outer "
+		         "callers are missing: raise --stack-size (at most %d)",
+		         100.0 * (double)s->dwarf_stack_short / (double)s->dwarf_unwound,
+		         s->opts->stack_size, RUNNER_STACK_SIZE_MAX);
+	unwinder_free(s->unw);
+	s->unw = NULL;
+}
+
+/* --unwind fp: one warning when many stacks stop short of any entry point, the sign of code
+ * built without frame pointers. */
+static void warn_truncated(const struct session *s)
+{
+	if (s->opts->unwind != RUNNER_UNWIND_FP)
+		return;
+	struct unwind_truncation t;
+	unwind_truncation(s->prof, &t);
+	if (t.samples < TRUNCATED_WARN_SAMPLES ||
+	    (double)t.truncated < TRUNCATED_WARN_SHARE * (double)t.samples)
+		return;
+	log_warn("%.0f%% of samples have call stacks that stop short of the program's entry point "
+	         "(most end in %s): code built without frame pointers hides its callers; try "
+	         "--unwind dwarf",
+	         100.0 * (double)t.truncated / (double)t.samples, t.where);
+}
+
 /* ---- launching ---- */
 
 int perf_backend_run(struct profile **out, const struct runner_opts *opts)
@@ -514,6 +670,8 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	s.prof = profile_new();
 	proctree_init(&s.tree);
 	aggregator_init(&s.agg, s.prof);
+	if (opts->unwind == RUNNER_UNWIND_DWARF)
+		s.unw = unwinder_new();
 	attrib_init(&s.attrib, s.prof);
 	markers_init(&s.markers);
 	launch_init(&l, &s.attrib, &s.markers);
@@ -566,11 +724,13 @@ finish:
 	launch_drain_io(&l);
 	drain_rings(&s);
 	process_pending(&s, UINT64_MAX);
+	finish_unwinding(&s);
 	{
 		struct symbolizer *sym = symbolizer_new();
 		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
 		symbolizer_free(sym);
 	}
+	warn_truncated(&s);
 	struct profile_stats *st = &s.prof->stats;
 	st->samples = s.samples;
 	st->lost = s.lost;
@@ -596,6 +756,8 @@ out:
 		free(s.pend[i].rec);
 	free(s.pend);
 	aggregator_release(&s.agg);
+	unwinder_free(s.unw);
+	free(s.umaps);
 	proctree_release(&s.tree);
 	attrib_release(&s.attrib);
 	markers_release(&s.markers);

@@ -10,6 +10,7 @@ void runner_opts_init(struct runner_opts *o)
 	o->hz = RUNNER_HZ_DEFAULT;
 	o->backend = RUNNER_BACKEND_AUTO;
 	o->unwind = RUNNER_UNWIND_FP;
+	o->stack_size = RUNNER_STACK_SIZE_DEFAULT;
 	o->ring_pages = 0;
 	o->rules = 0;
 	o->pty = 0;
@@ -23,8 +24,11 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 	if (opts->hz < RUNNER_HZ_MIN || opts->hz > RUNNER_HZ_MAX)
 		return cp_error("sampling rate %d Hz is outside %d..%d", opts->hz, RUNNER_HZ_MIN,
 		                RUNNER_HZ_MAX);
-	if (opts->unwind == RUNNER_UNWIND_DWARF)
-		return cp_error("--unwind dwarf is not built yet");
+	if (opts->unwind == RUNNER_UNWIND_DWARF &&
+	    (opts->stack_size < 8 || opts->stack_size > RUNNER_STACK_SIZE_MAX ||
+	     opts->stack_size % 8))
+		return cp_error("stack size %zu is not a multiple of 8 from 8 to %d",
+		                opts->stack_size, RUNNER_STACK_SIZE_MAX);
 	if (opts->backend == RUNNER_BACKEND_PRELOAD)
 		return preload_backend_run(out, opts);
 	int r = perf_backend_run(out, opts);

@@ -15,11 +15,16 @@ enum runner_unwind { RUNNER_UNWIND_FP, RUNNER_UNWIND_DWARF };
 #define RUNNER_HZ_MAX     10000
 #define RUNNER_HZ_DEFAULT 99
 
+/* --unwind dwarf: bytes of user stack copied per sample (perf's sample_stack_user). */
+#define RUNNER_STACK_SIZE_DEFAULT 8192
+#define RUNNER_STACK_SIZE_MAX     65528
+
 struct runner_opts {
 	char **argv; /* borrowed; the command, NULL-terminated */
 	int hz;      /* samples per second of CPU time, per thread */
 	enum runner_backend backend;
 	enum runner_unwind unwind;
+	size_t stack_size; /* --unwind dwarf: stack bytes copied per sample, a multiple of 8 */
 	size_t ring_pages; /* data pages per CPU ring buffer (power of two); 0: auto */
 	const struct attrib_rules *rules; /* borrowed; stack rules for test attribution, or NULL */
 	int pty; /* child's stdout/stderr on a pseudo-terminal: -1 never, 0 when stdout is a
