@@ -9,10 +9,12 @@
 # --fixed-work: a parent, a forked child, a thread and an exec'd program doing a fixed amount
 # of work (5 CPU-seconds in all on an idle machine), so a profiler's cost inside the workload
 # shows up as more CPU time.
-# It runs three ways, alternating within each round (the order rotates every round):
-# bare, `ciprof run --hz 99 --no-store`, and `perf record -g -F 99 -e cpu-clock`. Each
-# round gives ratios to the bare run of the same round; the table shows medians. Then the
-# fixed cost per run: `ciprof run --no-store -- true` against `true`, medians of 20 runs.
+# It runs four ways, alternating within each round (the order rotates every round):
+# bare, `ciprof run --hz 99 --no-store`, `ciprof run --hz 99 --unwind dwarf --no-store` and
+# `perf record -g -F 99 -e cpu-clock`. Each round gives ratios to the bare run of the same
+# round; the table shows medians. Then the fixed cost per run: `ciprof run --no-store -- true`
+# against `true`, medians of 20 runs; and how many samples per second the DWARF unwinder
+# handles (examples/nofp at 999 Hz, from `ciprof run -v`).
 # On a noisy machine only the side-by-side ratios mean anything. Not part of ctest.
 set -eu
 
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) rounds=3; fixed_runs=10; scale=1 ;;
 	--rounds) rounds=$2; shift ;;
-	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -34,6 +36,7 @@ done
 
 ciprof=$build/ciprof
 workload=$build/examples/accuracy/accuracy_workload
+nofp=$build/examples/nofp/nofp_workload
 for f in "$ciprof" "$workload"; do
 	if [ ! -x "$f" ]; then
 		echo "run.sh: $f not found: build first (cmake --build $build) or set CIPROF_BUILD" >&2
@@ -42,11 +45,12 @@ for f in "$ciprof" "$workload"; do
 done
 command -v python3 >/dev/null || { echo "run.sh: python3 is needed" >&2; exit 1; }
 
-exec python3 - "$ciprof" "$workload" "$rounds" "$fixed_runs" "$scale" <<'PY'
+exec python3 - "$ciprof" "$workload" "$rounds" "$fixed_runs" "$scale" "$nofp" <<'PY'
 import os, shutil, statistics, subprocess, sys, tempfile, time
 sys.stdout.reconfigure(line_buffering=True)
 
 ciprof, workload, rounds, fixed_runs, scale = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+nofp = sys.argv[6]
 tmp = tempfile.mkdtemp(prefix="ciprof-bench-")
 truth = os.path.join(tmp, "truth.txt")
 perf_data = os.path.join(tmp, "perf.data")
@@ -71,6 +75,12 @@ def measure(cmd):
 modes = [("bare", work),
          ("ciprof run --hz 99", [ciprof, "run", "--hz", "99", "--no-store", "--"] + work)]
 notes = []
+
+# ---- --unwind dwarf: 8 KiB stack copies unwound with libdwfl, side by side with the others ----
+modes.append(("ciprof --unwind dwarf",
+              [ciprof, "run", "--hz", "99", "--unwind", "dwarf", "--no-store", "--"] + work))
+# ---- end of the --unwind dwarf block ----
+
 if shutil.which("perf") is None:
     notes.append("perf is not installed: its column is skipped")
 else:
@@ -149,6 +159,26 @@ print()
 print(f"fixed cost per run (median of {fixed_runs}): 'true' {mb:.1f} ms wall ({cb:.1f} ms CPU), "
       f"'ciprof run --no-store -- true' {mc:.1f} ms wall ({cc:.1f} ms CPU): "
       f"+{mc - mb:.1f} ms wall, +{cc - cb:.1f} ms CPU")
+
+# ---- --unwind dwarf: the unwinder's own throughput, as `ciprof run -v` reports it ----
+import re
+if os.access(nofp, os.X_OK):
+    for hz, extra in (("999", []), ("999", ["--recurse", "40", "--stack-size", "65528"])):
+        p = subprocess.run([ciprof, "run", "-v", "--unwind", "dwarf", "--hz", hz, "--no-store"] +
+                           extra[2:] + ["--", nofp, "--seconds", "1"] + extra[:2],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        m = re.search(r"unwind: (\d+) samples unwound with DWARF in ([\d.]+) s \((\d+) samples/s\), "
+                      r"([\d.]+) frames each", p.stderr.decode(errors="replace"))
+        what = "nofp_workload" + (" --recurse 40, --stack-size 65528" if extra else "")
+        if p.returncode != 0 or not m:
+            notes.append(f"unwinder throughput on {what}: not measured (ciprof failed)")
+            continue
+        rate = int(m.group(3))
+        print(f"DWARF unwinder, {what} at {hz} Hz: {m.group(1)} samples, {m.group(4)} frames "
+              f"each, {rate} samples/s ({1e6 / rate if rate else 0:.1f} us per sample)")
+else:
+    notes.append(f"{nofp} not built: unwinder throughput not measured")
+# ---- end of the --unwind dwarf block ----
 for n in notes:
     print("note:", n)
 shutil.rmtree(tmp, ignore_errors=True)
