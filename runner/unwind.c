@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include "runner/unwind.h"
+#include "runner/vdso.h"
 
 #include "common/hashidx.h"
 #include "common/log.h"
@@ -359,40 +360,15 @@ static const struct fileinfo *file_info(struct unwinder *u, uint32_t id)
 	return fi;
 }
 
-/* This process's vdso image in a memfd (the kernel gives every native process the same one);
- * its extent comes from its own program and section headers. */
+/* The vdso's image (runner/vdso.c), read once; -2 when unavailable. */
 static int vdso_fd(struct unwinder *u)
 {
 	if (u->vdso_fd != -1)
 		return u->vdso_fd;
 	u->vdso_fd = -2;
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	if (!base)
-		return -2;
-	const unsigned char *img = (const unsigned char *)base;
-	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)img;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
-		return -2;
-	size_t size = st_add(eh->e_phoff, st_mult(eh->e_phnum, sizeof(ElfW(Phdr))));
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(img + eh->e_phoff);
-	for (size_t i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && st_add(ph[i].p_offset, ph[i].p_filesz) > size)
-			size = st_add(ph[i].p_offset, ph[i].p_filesz);
-	if (eh->e_shoff && st_add(eh->e_shoff, st_mult(eh->e_shnum, eh->e_shentsize)) > size)
-		size = st_add(eh->e_shoff, st_mult(eh->e_shnum, eh->e_shentsize));
-	int fd = memfd_create("ciprof-unwind-vdso", MFD_CLOEXEC);
+	int fd = vdso_image_fd();
 	if (fd < 0)
 		return -2;
-	for (size_t done = 0; done < size;) {
-		ssize_t n = write(fd, img + done, size - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return -2;
-		}
-		done += (size_t)n;
-	}
 	if (read_segments(&u->vdso, fd) < 0) {
 		close(fd);
 		return -2;

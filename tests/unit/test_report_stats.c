@@ -417,7 +417,7 @@ static void test_spread_among_callees(void **state)
 	uint32_t tid = profile_intern(head, "test_bravo");
 	uint64_t extra = (uint64_t)(0.02 * 10 * 9999 / 20); /* 2 % of the suite in 20 parts */
 	for (int i = 0; i < 20; i++) {
-		char name[32];
+		char name[40]; /* room for any int: -Wformat-truncation */
 		snprintf(name, sizeof(name), "tiny_%02d", i);
 		struct profile_frame fr = {.function = profile_intern(head, name),
 		                           .module = profile_intern(head, "suite")};
