@@ -838,7 +838,8 @@ static void scan_dir(struct psession *s)
 	}
 	closedir(d);
 	/* Parents before children, old images before the exec'd ones. */
-	qsort(nf, n, sizeof(*nf), newfile_cmp);
+	if (n > 1)
+		qsort(nf, n, sizeof(*nf), newfile_cmp);
 	for (size_t i = 0; i < n; i++) {
 		struct image *im = open_image(s, nf[i].name);
 		free(nf[i].name);
@@ -887,8 +888,10 @@ static void check_expectations(struct psession *s, int final)
 	size_t drop = 0;
 	while (drop < s->nrecent && now - s->recent[drop].seen_at > RECENT_KEEP_NS)
 		drop++;
-	memmove(s->recent, s->recent + drop, (s->nrecent - drop) * sizeof(*s->recent));
-	s->nrecent -= drop;
+	if (drop) {
+		memmove(s->recent, s->recent + drop, (s->nrecent - drop) * sizeof(*s->recent));
+		s->nrecent -= drop;
+	}
 }
 
 /* One round: read every file, find new ones, retire finished ones, process what is due. */

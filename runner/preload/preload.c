@@ -806,9 +806,9 @@ struct env_fix {
 
 /*
  * The environment an exec should get: envp itself, or (when it lost LD_PRELOAD's entry for
- * this library, or CIPROF_PRELOAD_DIR) a copy in fix with them put back, so that the exec'd
- * program is sampled too. *fixed is set when a copy was made. No allocation: this may run
- * in a vfork child.
+ * this library, CIPROF_PRELOAD_DIR or ASAN_OPTIONS's verify_asan_link_order) a copy in fix
+ * with them put back, so that the exec'd program is sampled too. *fixed is set when the
+ * sampler's own variables were put back. No allocation: this may run in a vfork child.
  */
 static char *const *env_fixed(char *const *envp, struct env_fix *fix, int *fixed)
 {
@@ -816,17 +816,21 @@ static char *const *env_fixed(char *const *envp, struct env_fix *fix, int *fixed
 	if (!g.lib[0] || !g.dir[0])
 		return envp;
 	const char *pre = env_find(envp, "LD_PRELOAD=");
+	const char *asan = env_find(envp, "ASAN_OPTIONS=");
 	int need_pre = !pre || !preload_lists_us(pre + 11);
 	int need_dir = !env_find(envp, "CIPROF_PRELOAD_DIR=");
 	int need_hz = !env_find(envp, "CIPROF_PRELOAD_HZ=");
-	if (!need_pre && !need_dir && !need_hz)
+	/* An ASan program refuses to run after a preloaded library unless told (see
+	 * docs/preload.md); the runner says so in ASAN_OPTIONS, which must survive too. */
+	int need_asan = !asan || !strstr(asan, "verify_asan_link_order");
+	if (!need_pre && !need_dir && !need_hz && !need_asan)
 		return envp;
 	size_t n = 0;
 	char *p = fix->buf, *end = fix->buf + sizeof(fix->buf);
 	for (char *const *e = envp; e && *e; e++) {
-		if (n + 4 >= ENV_MAX)
+		if (n + 5 >= ENV_MAX)
 			return envp; /* an enormous environment: leave it alone */
-		if (need_pre && pre && *e == pre)
+		if ((need_pre && *e == pre) || (need_asan && *e == asan))
 			continue; /* replaced below */
 		fix->env[n++] = *e;
 	}
@@ -840,12 +844,22 @@ static char *const *env_fixed(char *const *envp, struct env_fix *fix, int *fixed
 			return envp;
 		p++;
 	}
+	if (need_asan) {
+		fix->env[n++] = p;
+		if (put_str(&p, end, "ASAN_OPTIONS="))
+			return envp;
+		if (asan && asan[13] && (put_str(&p, end, asan + 13) || put_str(&p, end, ":")))
+			return envp;
+		if (put_str(&p, end, "verify_asan_link_order=0"))
+			return envp;
+		p++;
+	}
 	if (need_dir)
 		fix->env[n++] = g.env_dir;
 	if (need_hz)
 		fix->env[n++] = g.env_hz;
 	fix->env[n] = NULL;
-	*fixed = 1;
+	*fixed = need_pre || need_dir || need_hz;
 	return fix->env;
 }
 
