@@ -18,6 +18,7 @@
 #include "common/xalloc.h"
 #include "store/rc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -293,7 +294,8 @@ static void node_models_init(struct node_models *m)
 
 #define ROOT_CONTEXT UINT64_MAX
 
-static void encode_nodes(struct strbuf *sb, const struct profile *d, uint64_t first, uint64_t n)
+static void encode_nodes(struct strbuf *sb, const struct profile_node *nodes, uint64_t first,
+                         uint64_t n)
 {
 	struct node_models *m = xmalloc(sizeof(*m));
 	node_models_init(m);
@@ -305,7 +307,7 @@ static void encode_nodes(struct strbuf *sb, const struct profile *d, uint64_t fi
 	rc_enc_uint(&e, &m->n, n);
 	int prev_chain = 0;
 	for (uint64_t i = first; i < first + n; i++) {
-		uint64_t parent = d->nodes[i].parent, frame = d->nodes[i].frame;
+		uint64_t parent = nodes[i].parent, frame = nodes[i].frame;
 		int chain = parent == i - 1;
 		rc_enc_bit(&e, &m->chain[prev_chain], chain);
 		prev_chain = chain;
@@ -315,7 +317,7 @@ static void encode_nodes(struct strbuf *sb, const struct profile *d, uint64_t fi
 			rc_enc_uint(&e, &m->outside, frame);
 			continue;
 		}
-		size_t list = succ_list(&l, parent ? d->nodes[parent].frame : ROOT_CONTEXT);
+		size_t list = succ_list(&l, parent ? nodes[parent].frame : ROOT_CONTEXT);
 		size_t k = 0;
 		while (k < l.len[list] && l.items[list][k] != frame)
 			k++;
@@ -421,16 +423,16 @@ out:
 
 /* ---- chunks ----------------------------------------------------------------------------- */
 
-void dict_encode_chunk(struct strbuf *sb, const struct profile *d, int kind, uint64_t first,
-                       uint64_t n)
+void dict_encode_chunk(struct strbuf *sb, const struct profile *names,
+                       const struct profile_node *nodes, int kind, uint64_t first, uint64_t n)
 {
 	size_t start = sb->len;
 	if (kind == DICT_STRINGS)
-		encode_strings(sb, d, first, n);
+		encode_strings(sb, names, first, n);
 	else if (kind == DICT_FRAMES)
-		encode_frames(sb, d, first, n);
+		encode_frames(sb, names, first, n);
 	else
-		encode_nodes(sb, d, first, n);
+		encode_nodes(sb, nodes, first, n);
 	blob_seal(sb, start);
 }
 
@@ -457,11 +459,77 @@ int dict_decode_chunk(const void *data, size_t len, int kind, uint64_t first,
 	return decode_nodes(p, end, first, out);
 }
 
-void dict_counts(const struct profile *d, size_t out[DICT_NKINDS])
+void dict_counts(const struct store *s, size_t out[DICT_NKINDS])
 {
-	out[DICT_STRINGS] = d->nstr;
-	out[DICT_FRAMES] = d->nframes;
-	out[DICT_NODES] = d->nnodes;
+	out[DICT_STRINGS] = s->dict->nstr;
+	out[DICT_FRAMES] = s->dict->nframes;
+	out[DICT_NODES] = s->trie.n;
+}
+
+/* ---- the writer's stack trie ------------------------------------------------------------- */
+
+void trie_init(struct trie *t)
+{
+	memset(t, 0, sizeof(*t));
+	ALLOC_GROW(t->nodes, 1, t->alloc);
+	t->nodes[0] = (struct profile_node){0, UINT32_MAX};
+	t->n = 1;
+	trie_reserve(t, 1024);
+}
+
+void trie_release(struct trie *t)
+{
+	free(t->nodes);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static size_t trie_hash(uint32_t parent, uint32_t frame)
+{
+	return (size_t)hash_mix((uint64_t)parent << 32 | frame);
+}
+
+/* Keeps the index at most half full for n nodes. */
+void trie_reserve(struct trie *t, size_t n)
+{
+	ALLOC_GROW(t->nodes, n, t->alloc);
+	if (st_mult(n, 2) <= t->cap)
+		return;
+	size_t cap = 1024;
+	while (cap < st_mult(n, 2))
+		cap = st_mult(cap, 2);
+	free(t->slots);
+	t->slots = xcalloc(cap, sizeof(*t->slots));
+	t->cap = cap;
+	for (size_t id = 1; id < t->n; id++) {
+		size_t i = trie_hash(t->nodes[id].parent, t->nodes[id].frame) & (cap - 1);
+		while (t->slots[i])
+			i = (i + 1) & (cap - 1);
+		t->slots[i] = (uint32_t)id + 1;
+	}
+}
+
+uint32_t trie_node(struct trie *t, uint32_t parent, uint32_t frame, int *added)
+{
+	if (st_mult(t->n + 1, 2) > t->cap)
+		trie_reserve(t, st_mult(t->n + 1, 2));
+	size_t i = trie_hash(parent, frame) & (t->cap - 1);
+	for (; t->slots[i]; i = (i + 1) & (t->cap - 1)) {
+		const struct profile_node *x = &t->nodes[t->slots[i] - 1];
+		if (x->parent == parent && x->frame == frame) {
+			*added = 0;
+			return t->slots[i] - 1;
+		}
+	}
+	if (t->n >= UINT32_MAX - 1) {
+		fprintf(stderr, "ciprof: more than 4 billion stack nodes\n");
+		abort();
+	}
+	ALLOC_GROW(t->nodes, t->n + 1, t->alloc);
+	t->nodes[t->n] = (struct profile_node){parent, frame};
+	t->slots[i] = (uint32_t)t->n + 1;
+	*added = 1;
+	return (uint32_t)t->n++;
 }
 
 /* Adds a decoded chunk's items to the writer's dictionary, which must come out with exactly
@@ -488,7 +556,11 @@ static int apply_chunk(struct store *s, const struct dict_chunk *c)
 				        "database %s is corrupt: stack node %llu has a missing "
 				        "frame; restore a backup",
 				        s->path, (unsigned long long)id);
-			got = profile_node(d, (uint32_t)c->parent[k], (uint32_t)c->frame[k]);
+			int added;
+			got = trie_node(&s->trie, (uint32_t)c->parent[k], (uint32_t)c->frame[k],
+			                &added);
+			if (!added)
+				got = UINT32_MAX; /* a duplicate */
 		}
 		if (got != id)
 			return cp_error("database %s is corrupt: dictionary item %llu of kind %d "
@@ -506,11 +578,18 @@ int dict_sync(struct store *s)
 	if (!s->dict || gen != s->dict_gen) {
 		store_cache_reset(s);
 		s->dict = profile_new();
+		trie_init(&s->trie);
 		s->dict_gen = gen;
+		/* loading it all: size the trie's index once */
+		int64_t nodes;
+		if (store_query_int(s, "SELECT coalesce(sum(n), 0) FROM dict WHERE id >= 2 << 40",
+		                    &nodes, "reading the dictionary") < 0)
+			return -1;
+		trie_reserve(&s->trie, (size_t)nodes + 1);
 	}
 	for (int kind = 0; kind < DICT_NKINDS; kind++) {
 		size_t have[DICT_NKINDS];
-		dict_counts(s->dict, have);
+		dict_counts(s, have);
 		sqlite3_stmt *st = store_stmt(s, Q_DICT_SINCE);
 		if (!st)
 			return -1;
@@ -555,15 +634,15 @@ int dict_sync(struct store *s)
 	return 0;
 }
 
-int dict_write_range(struct store *s, const struct profile *d, int kind, size_t first, size_t n,
-                     size_t max)
+int dict_write_range(struct store *s, const struct profile *names, const struct profile_node *nodes,
+                     int kind, size_t first, size_t n, size_t max)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int ret = 0;
 	for (size_t at = first, cnt; at < first + n && !ret; at += cnt) {
 		cnt = first + n - at < max ? first + n - at : max;
 		strbuf_reset(&sb);
-		dict_encode_chunk(&sb, d, kind, at, cnt);
+		dict_encode_chunk(&sb, names, nodes, kind, at, cnt);
 		sqlite3_stmt *st = store_stmt(s, Q_DICT_PUT);
 		if (!st) {
 			ret = -1;
@@ -582,11 +661,11 @@ int dict_write_range(struct store *s, const struct profile *d, int kind, size_t 
 int dict_write_new(struct store *s, const size_t before[DICT_NKINDS])
 {
 	size_t now[DICT_NKINDS];
-	dict_counts(s->dict, now);
+	dict_counts(s, now);
 	for (int kind = 0; kind < DICT_NKINDS; kind++)
 		if (now[kind] > before[kind] &&
-		    dict_write_range(s, s->dict, kind, before[kind], now[kind] - before[kind],
-		                     SIZE_MAX) < 0)
+		    dict_write_range(s, s->dict, s->trie.nodes, kind, before[kind],
+		                     now[kind] - before[kind], SIZE_MAX) < 0)
 			return -1;
 	return 0;
 }

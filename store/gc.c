@@ -86,6 +86,7 @@ static void branch_release(struct branch_runs *b)
 struct marks {
 	const struct branch_runs *b;
 	const struct profile *d;
+	const struct trie *t;
 	unsigned char *node, *frame, *str;
 };
 
@@ -95,11 +96,11 @@ static int mark_run(void *ctx, int64_t seq, const struct blob_entries *e)
 	if (m->b->dead[seq])
 		return 0;
 	for (size_t i = 0; i < e->n; i++) {
-		if (e->e[i].test >= m->d->nstr || e->e[i].node >= m->d->nnodes)
+		if (e->e[i].test >= m->d->nstr || e->e[i].node >= m->t->n)
 			return cp_error("profile of run %lld names an unknown test or stack node",
 			                (long long)m->b->ids[seq]);
 		m->str[e->e[i].test] = 1;
-		for (uint64_t n = e->e[i].node; n && !m->node[n]; n = m->d->nodes[n].parent)
+		for (uint64_t n = e->e[i].node; n && !m->node[n]; n = m->t->nodes[n].parent)
 			m->node[n] = 1;
 	}
 	return 0;
@@ -180,14 +181,17 @@ out:
 static int rewrite(struct store *s, struct store_gc_result *res)
 {
 	const struct profile *d = s->dict;
-	struct marks m = {.d = d};
-	m.node = xcalloc(d->nnodes, 1);
+	const struct trie *t = &s->trie;
+	struct marks m = {.d = d, .t = t};
+	m.node = xcalloc(t->n, 1);
 	m.frame = xcalloc(d->nframes ? d->nframes : 1, 1);
 	m.str = xcalloc(d->nstr, 1);
-	uint32_t *new_node = xcalloc(d->nnodes, sizeof(*new_node));
+	uint32_t *new_node = xcalloc(t->n, sizeof(*new_node));
 	uint32_t *new_frame = xcalloc(d->nframes ? d->nframes : 1, sizeof(*new_frame));
 	uint32_t *new_str = xcalloc(d->nstr, sizeof(*new_str));
 	struct profile *nd = profile_new();
+	struct trie nt;
+	trie_init(&nt);
 	struct branch_runs *br = NULL;
 	size_t nbr = 0, alloc = 0;
 	int ret = -1, rc;
@@ -219,9 +223,9 @@ static int rewrite(struct store *s, struct store_gc_result *res)
 			goto out;
 	}
 	/* Live frames and strings, then the new dense numbering in the old order. */
-	for (size_t i = 1; i < d->nnodes; i++)
+	for (size_t i = 1; i < t->n; i++)
 		if (m.node[i])
-			m.frame[d->nodes[i].frame] = 1;
+			m.frame[t->nodes[i].frame] = 1;
 	for (size_t i = 0; i < d->nframes; i++)
 		if (m.frame[i]) {
 			m.str[d->frames[i].function] = 1;
@@ -239,18 +243,19 @@ static int rewrite(struct store *s, struct store_gc_result *res)
 			f.file = new_str[f.file];
 			new_frame[i] = profile_frame(nd, &f);
 		}
-	for (size_t i = 1; i < d->nnodes; i++)
+	int added;
+	for (size_t i = 1; i < t->n; i++)
 		if (m.node[i])
-			new_node[i] = profile_node(nd, new_node[d->nodes[i].parent],
-			                           new_frame[d->nodes[i].frame]);
-	res->nodes_pruned = d->nnodes - nd->nnodes;
+			new_node[i] = trie_node(&nt, new_node[t->nodes[i].parent],
+			                        new_frame[t->nodes[i].frame], &added);
+	res->nodes_pruned = t->n - nt.n;
 	res->frames_pruned = d->nframes - nd->nframes;
 	res->strings_pruned = d->nstr - nd->nstr;
 
 	for (size_t i = 0; i < nbr; i++)
 		if (recode_branch(s, &br[i], new_str, new_node) < 0)
 			goto out;
-	if (store_exec(s, "DELETE FROM dict") < 0 || store_write_dict(s, nd) < 0)
+	if (store_exec(s, "DELETE FROM dict") < 0 || store_write_dict(s, nd, &nt) < 0)
 		goto out;
 	ret = 0;
 out:
@@ -264,6 +269,7 @@ out:
 	free(new_frame);
 	free(new_str);
 	profile_free(nd);
+	trie_release(&nt);
 	return ret;
 }
 

@@ -60,14 +60,30 @@ struct run_tail {
 	struct blob_entries block_sum; /* sum of runs [seq - seq % SEGTREE_BLOCK, seq] */
 };
 
+/* The stack trie of a dictionary in memory: nodes by id (node 0 the root) and an index from
+ * (parent, frame) to id, sized ahead so that loading a whole trie probes once per node. */
+struct trie {
+	struct profile_node *nodes; /* owned; nodes[0] is the root */
+	size_t n, alloc;
+	uint32_t *slots; /* id + 1, 0 = empty; open addressing */
+	size_t cap;      /* a power of two */
+};
+void trie_init(struct trie *t);
+void trie_release(struct trie *t);
+void trie_reserve(struct trie *t, size_t n);
+/* The id of node (parent, frame), added when absent (*added = 1). */
+uint32_t trie_node(struct trie *t, uint32_t parent, uint32_t frame, int *added);
+
 struct store {
 	sqlite3 *db;
 	char *path;
 	int readonly;
 	sqlite3_stmt *stmt[Q_NSTMTS];
 	/* The whole dictionary as of this process's last write transaction, ids = database
-	 * ids; valid while the database's generation (bumped when gc renumbers) is dict_gen. */
+	 * ids: strings and frames in dict, stack nodes in trie; valid while the database's
+	 * generation (bumped when gc renumbers) is dict_gen. */
 	struct profile *dict;
+	struct trie trie;
 	int64_t dict_gen;
 	struct run_tail tail;
 };
@@ -98,9 +114,10 @@ int store_generation(struct store *s, int64_t *out);
 
 /* ---- dictionary (dict.c) ---------------------------------------------------------------- */
 
-/* Chunk codecs. Encoders append a chunk of items [first, first + n) of the dictionary d. The
- * decoders fill d's tables after checking every reference: they append to the reader's arrays
- * (see dict_chunk) and return 0, or -1 with cp_error set ("dictionary chunk: ..."). */
+/* Chunk codecs. Encoders append a chunk of items [first, first + n) of one kind: strings and
+ * frames from names, stack nodes from nodes (indexed by id). The decoder fills a dict_chunk
+ * and returns 0, or -1 with cp_error set ("dictionary chunk: ..."); references to other items
+ * are checked by whoever uses them. */
 struct dict_chunk {
 	int kind;
 	uint64_t first, n;
@@ -113,21 +130,21 @@ struct dict_chunk {
 	uint64_t *parent, *frame;
 };
 void dict_chunk_release(struct dict_chunk *c);
-void dict_encode_chunk(struct strbuf *sb, const struct profile *d, int kind, uint64_t first,
-                       uint64_t n);
+void dict_encode_chunk(struct strbuf *sb, const struct profile *names,
+                       const struct profile_node *nodes, int kind, uint64_t first, uint64_t n);
 int dict_decode_chunk(const void *data, size_t len, int kind, uint64_t first,
                       struct dict_chunk *out);
 
-/* In a write transaction: brings s->dict up to date with the database (loading every chunk
- * when the generation changed, else only chunks other writers appended). */
+/* In a write transaction: brings s->dict and s->trie up to date with the database (loading
+ * every chunk when the generation changed, else only chunks other writers appended). */
 int dict_sync(struct store *s);
-/* Writes chunks for the items s->dict gained beyond before[kind] counts. */
+/* Writes chunks for the items s->dict and s->trie gained beyond before[kind] counts. */
 int dict_write_new(struct store *s, const size_t before[DICT_NKINDS]);
-/* Writes d's items of kind [first, first + n) in chunks of at most max items. */
-int dict_write_range(struct store *s, const struct profile *d, int kind, size_t first, size_t n,
-                     size_t max);
-/* Item counts of the dictionary in memory. */
-void dict_counts(const struct profile *d, size_t out[DICT_NKINDS]);
+/* Writes items of kind [first, first + n) in chunks of at most max items. */
+int dict_write_range(struct store *s, const struct profile *names, const struct profile_node *nodes,
+                     int kind, size_t first, size_t n, size_t max);
+/* Item counts of the writer's dictionary in memory. */
+void dict_counts(const struct store *s, size_t out[DICT_NKINDS]);
 
 /* Reads dictionary items by id, loading the chunks that hold them on demand. */
 struct dict_reader {
@@ -190,8 +207,8 @@ int64_t segtree_expected_nodes(int64_t nruns);
 
 /* The schema 2 tables, for a fresh file. */
 extern const char store_schema_v2[];
-/* Writes a whole dictionary d (ids = database ids) into an empty dict table. */
-int store_write_dict(struct store *s, const struct profile *d);
+/* Writes a whole dictionary (ids = database ids) into an empty dict table. */
+int store_write_dict(struct store *s, const struct profile *names, const struct trie *t);
 /* In a write transaction: converts a schema 1 database to schema 2. */
 int store_migrate_1_to_2(struct store *s);
 

@@ -45,16 +45,16 @@ const char store_schema_v2[] =
 #define REWRITE_CHUNK_NODES  1024
 #define REWRITE_CHUNK_OTHERS 4096
 
-int store_write_dict(struct store *s, const struct profile *d)
+int store_write_dict(struct store *s, const struct profile *names, const struct trie *t)
 {
-	if (d->nstr > 1 &&
-	    dict_write_range(s, d, DICT_STRINGS, 1, d->nstr - 1, REWRITE_CHUNK_OTHERS) < 0)
+	if (names->nstr > 1 && dict_write_range(s, names, t->nodes, DICT_STRINGS, 1,
+	                                        names->nstr - 1, REWRITE_CHUNK_OTHERS) < 0)
 		return -1;
-	if (d->nframes &&
-	    dict_write_range(s, d, DICT_FRAMES, 0, d->nframes, REWRITE_CHUNK_OTHERS) < 0)
+	if (names->nframes && dict_write_range(s, names, t->nodes, DICT_FRAMES, 0, names->nframes,
+	                                       REWRITE_CHUNK_OTHERS) < 0)
 		return -1;
-	if (d->nnodes > 1 &&
-	    dict_write_range(s, d, DICT_NODES, 1, d->nnodes - 1, REWRITE_CHUNK_NODES) < 0)
+	if (t->n > 1 &&
+	    dict_write_range(s, names, t->nodes, DICT_NODES, 1, t->n - 1, REWRITE_CHUNK_NODES) < 0)
 		return -1;
 	return 0;
 }
@@ -63,7 +63,8 @@ int store_write_dict(struct store *s, const struct profile *d)
 
 struct v1 {
 	struct store *s;
-	struct profile *d; /* the new dictionary */
+	struct profile *d; /* the new dictionary: strings and frames, and stack nodes */
+	struct trie trie;
 	struct idmap strs; /* schema 1 string id -> index into text */
 	char **text;
 	size_t ntext, text_alloc;
@@ -142,7 +143,8 @@ static int v1_dictionary(struct v1 *m)
 			        "or frame; restore a backup",
 			        s->path, (unsigned long long)id);
 		}
-		idmap_put(&m->nodes, id, profile_node(m->d, np, nf));
+		int added;
+		idmap_put(&m->nodes, id, trie_node(&m->trie, np, nf, &added));
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -269,6 +271,7 @@ out:
 int store_migrate_1_to_2(struct store *s)
 {
 	struct v1 m = {.s = s, .d = profile_new()};
+	trie_init(&m.trie);
 	idmap_init(&m.strs);
 	idmap_init(&m.new_str);
 	idmap_init(&m.frames);
@@ -293,7 +296,7 @@ int store_migrate_1_to_2(struct store *s)
 	for (size_t i = 0; i < nb; i++)
 		if (v1_branch(&m, branches[i]) < 0)
 			goto out;
-	if (store_write_dict(s, m.d) < 0 ||
+	if (store_write_dict(s, m.d, &m.trie) < 0 ||
 	    store_exec(s, "DROP TABLE v1_profiles; DROP TABLE v1_segtree; DROP TABLE nodes;"
 	                  "DROP TABLE frames; DROP TABLE strings;"
 	                  "UPDATE meta SET value = value + 1 WHERE key = 'generation'") < 0)
@@ -309,6 +312,7 @@ out:
 	idmap_release(&m.frames);
 	idmap_release(&m.nodes);
 	profile_free(m.d);
+	trie_release(&m.trie);
 	store_cache_reset(s);
 	return ret;
 }

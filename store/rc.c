@@ -7,64 +7,11 @@
 
 #include <string.h>
 
-#define PROB_BITS 12
-#define PROB_ONE  (1u << PROB_BITS)
-#define PROB_MASK (PROB_ONE - 1)
-/* A probability moves towards each bit it sees by 1/2^shift of the distance: fast while it has
- * seen few bits (shift = ADAPT_START + bits seen), then at ADAPT_LIMIT - steady, since most
- * fields of a blob are stationary. The count of bits seen lives in the top 4 bits of an
- * rc_prob. */
-#define ADAPT_LIMIT 4
-#define ADAPT_START 1
-
-static inline unsigned prob_of(rc_prob p)
-{
-	return p & PROB_MASK;
-}
-
-static inline void adapt(rc_prob *p, int bit)
-{
-	unsigned v = *p & PROB_MASK, n = *p >> PROB_BITS;
-	unsigned shift = n + ADAPT_START < ADAPT_LIMIT ? n + ADAPT_START : ADAPT_LIMIT;
-	if (bit)
-		v += (PROB_ONE - v) >> shift;
-	else
-		v -= v >> shift;
-	if (n < 15)
-		n++;
-	*p = (rc_prob)(n << PROB_BITS | v);
-}
-
 void rc_enc_init(struct rc_enc *e, struct strbuf *out)
 {
 	e->out = out;
 	e->lo = 0;
 	e->hi = 0xffffffffu;
-}
-
-static inline uint32_t split(uint32_t lo, uint32_t hi, uint32_t p)
-{
-	return lo + (uint32_t)(((uint64_t)(hi - lo) * p) >> PROB_BITS);
-}
-
-static inline void enc_normalize(struct rc_enc *e)
-{
-	while (!((e->lo ^ e->hi) & 0xff000000u)) {
-		strbuf_addch(e->out, (int)(e->hi >> 24));
-		e->lo <<= 8;
-		e->hi = (e->hi << 8) | 0xff;
-	}
-}
-
-void rc_enc_bit(struct rc_enc *e, rc_prob *p, int bit)
-{
-	uint32_t mid = split(e->lo, e->hi, prob_of(*p));
-	if (bit)
-		e->hi = mid;
-	else
-		e->lo = mid + 1;
-	adapt(p, bit);
-	enc_normalize(e);
 }
 
 /* A bit at even odds, no model. */
@@ -75,20 +22,12 @@ static inline void enc_raw(struct rc_enc *e, int bit)
 		e->hi = mid;
 	else
 		e->lo = mid + 1;
-	enc_normalize(e);
+	rc_enc_normalize(e);
 }
 
 void rc_enc_finish(struct rc_enc *e)
 {
 	strbuf_addch(e->out, (int)((e->lo >> 24) + 1));
-}
-
-static inline unsigned next_byte(struct rc_dec *d)
-{
-	if (d->p < d->end)
-		return *d->p++;
-	d->over++;
-	return 0;
 }
 
 void rc_dec_init(struct rc_dec *d, const void *data, size_t len)
@@ -100,34 +39,7 @@ void rc_dec_init(struct rc_dec *d, const void *data, size_t len)
 	d->x = 0;
 	d->over = 0;
 	for (int i = 0; i < 4; i++)
-		d->x = (d->x << 8) | next_byte(d);
-}
-
-/* A byte goes out when lo and hi share their top byte; an encoder's stream always has x's top
- * byte equal to it then (lo <= x <= hi). Any other byte could be "forgotten" by the shift and
- * make two streams decode alike, so it is malformed. */
-static inline void dec_normalize(struct rc_dec *d)
-{
-	while (!((d->lo ^ d->hi) & 0xff000000u)) {
-		if ((d->x ^ d->lo) & 0xff000000u)
-			d->over = SIZE_MAX / 2;
-		d->lo <<= 8;
-		d->hi = (d->hi << 8) | 0xff;
-		d->x = (d->x << 8) | next_byte(d);
-	}
-}
-
-int rc_dec_bit(struct rc_dec *d, rc_prob *p)
-{
-	uint32_t mid = split(d->lo, d->hi, prob_of(*p));
-	int bit = d->x <= mid;
-	if (bit)
-		d->hi = mid;
-	else
-		d->lo = mid + 1;
-	adapt(p, bit);
-	dec_normalize(d);
-	return bit;
+		d->x = (d->x << 8) | rc_next_byte(d);
 }
 
 static inline int dec_raw(struct rc_dec *d)
@@ -138,7 +50,7 @@ static inline int dec_raw(struct rc_dec *d)
 		d->hi = mid;
 	else
 		d->lo = mid + 1;
-	dec_normalize(d);
+	rc_dec_normalize(d);
 	return bit;
 }
 

@@ -16,9 +16,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Probability that a bit is 1, in 1/4096 units; adapted after each bit. */
+/* Probability that a bit is 1, in 1/4096 units (low 12 bits), and how many bits it has seen
+ * (top 4 bits, saturating): it moves towards each bit by 1/2^shift of the distance, fast while
+ * it has seen few bits (shift = 1 + bits seen), then at 1/16 - steady, since most fields of a
+ * blob are stationary. */
 typedef uint16_t rc_prob;
 #define RC_PROB_INIT 2048
+#define RC_PROB_BITS 12
+#define RC_PROB_ONE  (1u << RC_PROB_BITS)
+#define RC_PROB_MASK (RC_PROB_ONE - 1)
+#define RC_ADAPT_MAX 4
 
 struct rc_enc {
 	struct strbuf *out; /* borrowed */
@@ -32,12 +39,12 @@ struct rc_dec {
 };
 
 void rc_enc_init(struct rc_enc *e, struct strbuf *out);
-void rc_enc_bit(struct rc_enc *e, rc_prob *p, int bit);
+static inline void rc_enc_bit(struct rc_enc *e, rc_prob *p, int bit);
 /* Writes the final byte; the encoder must not be used afterwards. */
 void rc_enc_finish(struct rc_enc *e);
 
 void rc_dec_init(struct rc_dec *d, const void *data, size_t len);
-int rc_dec_bit(struct rc_dec *d, rc_prob *p);
+static inline int rc_dec_bit(struct rc_dec *d, rc_prob *p);
 /* Nonzero once the decoder has read more bytes than any complete stream of this length. */
 int rc_dec_failed(const struct rc_dec *d);
 /* 0 when the decoder consumed the stream exactly as an encoder finishes it, else -1. */
@@ -64,6 +71,82 @@ static inline uint64_t rc_zigzag(int64_t v)
 static inline int64_t rc_unzigzag(uint64_t u)
 {
 	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* ---- the bit coders, inline: they are most of the decoding time ------------------------- */
+
+static inline void rc_adapt(rc_prob *p, int bit)
+{
+	unsigned v = *p & RC_PROB_MASK, n = *p >> RC_PROB_BITS;
+	unsigned shift = n + 1 < RC_ADAPT_MAX ? n + 1 : RC_ADAPT_MAX;
+	if (bit)
+		v += (RC_PROB_ONE - v) >> shift;
+	else
+		v -= v >> shift;
+	if (n < 15)
+		n++;
+	*p = (rc_prob)(n << RC_PROB_BITS | v);
+}
+
+static inline uint32_t rc_split(uint32_t lo, uint32_t hi, rc_prob p)
+{
+	return lo + (uint32_t)(((uint64_t)(hi - lo) * (p & RC_PROB_MASK)) >> RC_PROB_BITS);
+}
+
+/* A byte is final (and goes out) when lo and hi share their top byte. */
+static inline void rc_enc_normalize(struct rc_enc *e)
+{
+	while (!((e->lo ^ e->hi) & 0xff000000u)) {
+		strbuf_addch(e->out, (int)(e->hi >> 24));
+		e->lo <<= 8;
+		e->hi = (e->hi << 8) | 0xff;
+	}
+}
+
+static inline void rc_enc_bit(struct rc_enc *e, rc_prob *p, int bit)
+{
+	uint32_t mid = rc_split(e->lo, e->hi, *p);
+	if (bit)
+		e->hi = mid;
+	else
+		e->lo = mid + 1;
+	rc_adapt(p, bit);
+	rc_enc_normalize(e);
+}
+
+static inline unsigned rc_next_byte(struct rc_dec *d)
+{
+	if (d->p < d->end)
+		return *d->p++;
+	d->over++;
+	return 0;
+}
+
+/* An encoder's stream always has x's top byte equal to lo's when lo and hi share it (lo <= x
+ * <= hi). Any other byte could be "forgotten" by the shift and make two streams decode alike,
+ * so it is malformed. */
+static inline void rc_dec_normalize(struct rc_dec *d)
+{
+	while (!((d->lo ^ d->hi) & 0xff000000u)) {
+		if ((d->x ^ d->lo) & 0xff000000u)
+			d->over = SIZE_MAX / 2;
+		d->lo <<= 8;
+		d->hi = (d->hi << 8) | 0xff;
+		d->x = (d->x << 8) | rc_next_byte(d);
+	}
+}
+
+static inline int rc_dec_bit(struct rc_dec *d, rc_prob *p)
+{
+	uint32_t mid = rc_split(d->lo, d->hi, *p);
+	int bit = d->x <= mid;
+	if (bit)
+		d->hi = mid;
+	else
+		d->lo = mid + 1;
+	rc_adapt(p, bit);
+	rc_dec_normalize(d);
+	return bit;
 }
 
 #endif

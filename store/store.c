@@ -171,6 +171,7 @@ void store_cache_reset(struct store *s)
 {
 	profile_free(s->dict);
 	s->dict = NULL;
+	trie_release(&s->trie);
 	s->dict_gen = -1;
 	blob_entries_release(&s->tail.run);
 	blob_entries_release(&s->tail.block_sum);
@@ -418,8 +419,8 @@ const char *store_path(const struct store *s)
 
 /* Maps p into the dictionary: dict ids of its frames (frame_id) and stack nodes (node_id).
  * Strings are interned only when a frame or a test with samples uses them. */
-static void map_profile(struct profile *d, const struct profile *p, uint32_t *frame_id,
-                        uint32_t *node_id)
+static void map_profile(struct profile *d, struct trie *t, const struct profile *p,
+                        uint32_t *frame_id, uint32_t *node_id)
 {
 	for (size_t i = 0; i < p->nframes; i++) {
 		const struct profile_frame *f = &p->frames[i];
@@ -430,9 +431,10 @@ static void map_profile(struct profile *d, const struct profile *p, uint32_t *fr
 		frame_id[i] = profile_frame(d, &df);
 	}
 	node_id[0] = 0;
+	int added;
 	for (size_t i = 1; i < p->nnodes; i++) /* parents precede children */
-		node_id[i] =
-		        profile_node(d, node_id[p->nodes[i].parent], frame_id[p->nodes[i].frame]);
+		node_id[i] = trie_node(t, node_id[p->nodes[i].parent], frame_id[p->nodes[i].frame],
+		                       &added);
 }
 
 static int branch_slot(struct store *s, const char *name, int64_t *id, int64_t *nruns)
@@ -571,8 +573,8 @@ static int add_run_txn(struct store *s, struct run_meta *meta, const struct prof
 	if (dict_sync(s) < 0)
 		goto out;
 	size_t before[DICT_NKINDS];
-	dict_counts(s->dict, before);
-	map_profile(s->dict, p, frame_id, node_id);
+	dict_counts(s, before);
+	map_profile(s->dict, &s->trie, p, frame_id, node_id);
 	memset(test_id, 0xff, (p->nstr ? p->nstr : 1) * sizeof(*test_id));
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *smp = &p->samples[i];

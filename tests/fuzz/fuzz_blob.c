@@ -76,7 +76,7 @@ static void check_chunk(const uint8_t *data, size_t size, int kind)
 		for (uint64_t i = 0; i < c.n; i++)
 			profile_intern(d, c.pool + c.off[i]);
 		if (d->nstr == c.n + 1) {
-			dict_encode_chunk(&sb, d, kind, 1, c.n);
+			dict_encode_chunk(&sb, d, NULL, kind, 1, c.n);
 			struct dict_chunk again = {0};
 			if (dict_decode_chunk(sb.buf, sb.len, kind, 1, &again) < 0 ||
 			    again.n != c.n)
@@ -87,6 +87,7 @@ static void check_chunk(const uint8_t *data, size_t size, int kind)
 			dict_chunk_release(&again);
 		}
 	} else {
+		struct profile_node *nodes = NULL;
 		if (kind == DICT_FRAMES) {
 			free(d->frames);
 			d->frames = xcalloc(c.n ? c.n : 1, sizeof(*d->frames));
@@ -94,14 +95,13 @@ static void check_chunk(const uint8_t *data, size_t size, int kind)
 				memcpy(d->frames, c.frames, c.n * sizeof(*c.frames));
 			d->nframes = c.n;
 		} else {
-			free(d->nodes);
-			d->nodes = xcalloc(first + c.n, sizeof(*d->nodes));
+			nodes = xcalloc(first + c.n, sizeof(*nodes));
 			for (uint64_t i = 0; i < c.n; i++)
-				d->nodes[first + i] = (struct profile_node){(uint32_t)c.parent[i],
-				                                            (uint32_t)c.frame[i]};
-			d->nnodes = first + c.n;
+				nodes[first + i] = (struct profile_node){(uint32_t)c.parent[i],
+				                                         (uint32_t)c.frame[i]};
 		}
-		dict_encode_chunk(&sb, d, kind, first, c.n);
+		dict_encode_chunk(&sb, d, nodes, kind, first, c.n);
+		free(nodes);
 		if (sb.len != size || memcmp(sb.buf, data, size))
 			abort();
 	}

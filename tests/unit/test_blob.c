@@ -442,7 +442,7 @@ static void test_dict_chunks(void **state)
 			size_t first = firsts[k] + (half ? counts[k] / 2 : 0);
 			size_t n = firsts[k] + counts[k] - first;
 			struct strbuf sb = STRBUF_INIT;
-			dict_encode_chunk(&sb, d, kinds[k], first, n);
+			dict_encode_chunk(&sb, d, d->nodes, kinds[k], first, n);
 			struct dict_chunk c = {0};
 			if (dict_decode_chunk(sb.buf, sb.len, kinds[k], first, &c) < 0)
 				fail_msg("kind %d: %s", k, cp_last_error());
