@@ -1,12 +1,14 @@
 /* bench/storage: how big is a history in the store, against the same runs as gzip -6'd
  * folded text (what people keep otherwise)? Stores R synthetic runs (bench/storage/synth.c),
- * checkpoints, and compares the file's size (segment tree included) with the summed gzip -6
- * size of each run's folded text. Goal: at least 10x smaller.
+ * or real runs given as folded files (one per run, e.g. from 'ciprof run --no-store -o'; see
+ * real.sh), checkpoints, and compares the file's size (segment tree included) with the summed
+ * gzip -6 size of each run's folded text. Goal: at least 10x smaller. Also times storing.
  * usage: bench_storage [--runs R] [--stacks N] [--funcs F] [--tests T] [--churn C]
- *                      [--samples S] [--db FILE] */
+ *                      [--samples S] [--db FILE] [--folded FILE...] */
 #include "bench/storage/synth.h"
 #include "common/error.h"
 #include "common/runmeta.h"
+#include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "store/store.h"
 
@@ -58,7 +60,14 @@ int main(int argc, char **argv)
 	double churn = 0.05;
 	long samples = 60000;
 	const char *db = NULL;
+	char **folded = NULL;
+	int nfolded = 0;
 	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--folded")) {
+			folded = argv + i + 1;
+			nfolded = argc - i - 1;
+			break;
+		}
 		if (!strcmp(argv[i], "--runs"))
 			runs = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--stacks"))
@@ -86,11 +95,29 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	struct synth *w = synth_new(42, stacks, funcs, tests);
+	if (nfolded)
+		runs = nfolded;
+	size_t stacks_total = 0;
 	size_t folded_total = 0, gz_total = 0;
 	double store_ms = 0, store_max = 0;
 	struct profile *last = NULL;
 	for (int r = 0; r < runs; r++) {
-		struct profile *p = synth_next(w, r ? churn : 0, (uint64_t)samples);
+		struct profile *p;
+		if (nfolded) {
+			struct strbuf in = STRBUF_INIT;
+			p = profile_new();
+			if (strbuf_read_file(&in, folded[r]) < 0 ||
+			    profile_parse_folded(p, in.buf, in.len, folded[r]) < 0) {
+				fprintf(stderr, "bench_storage: %s\n", cp_last_error());
+				return 3;
+			}
+			strbuf_release(&in);
+			p->stats.samples = profile_total(p, NULL);
+			p->stats.hz = 99;
+		} else {
+			p = synth_next(w, r ? churn : 0, (uint64_t)samples);
+		}
+		stacks_total += p->nsamples;
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
@@ -161,8 +188,13 @@ int main(int argc, char **argv)
 	}
 	char *wal = xasprintf("%s-wal", path);
 	long walsize = file_size(wal);
-	printf("runs %d, stacks/run %d, functions %d, tests %d, churn %.0f%%, samples/run %ld\n",
-	       runs, stacks, funcs, tests, churn * 100, samples);
+	if (nfolded)
+		printf("runs %d from folded files, %zu stacks/run on average\n", runs,
+		       stacks_total / (size_t)runs);
+	else
+		printf("runs %d, stacks/run %d, functions %d, tests %d, churn %.0f%%, samples/run "
+		       "%ld\n",
+		       runs, stacks, funcs, tests, churn * 100, samples);
 	printf("database rows: %lld strings, %lld frames, %lld stack nodes, %lld profile blobs, "
 	       "%lld segment-tree nodes\n",
 	       (long long)c.strings, (long long)c.frames, (long long)c.nodes, (long long)c.profiles,
