@@ -949,10 +949,10 @@ static void free_env(char **env)
 	free(env);
 }
 
-/* The command itself: a static or set-ID program cannot be reached at all. */
-static void check_command(struct psession *s, const char *argv0)
+/* The command itself: a static or set-ID program cannot be reached at all (reported now).
+ * Returns 1 when it can be: its path is in found. */
+static int check_command(struct psession *s, const char *argv0, char *found, size_t len)
 {
-	char found[PATH_MAX];
 	const char *path = argv0;
 	if (!strchr(argv0, '/')) {
 		path = NULL;
@@ -960,19 +960,24 @@ static void check_command(struct psession *s, const char *argv0)
 		char *dirs = xstrdup(env ? env : "/usr/local/bin:/usr/bin:/bin");
 		for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d;
 		     d = strtok_r(NULL, ":", &save)) {
-			snprintf(found, sizeof(found), "%s/%s", *d ? d : ".", argv0);
+			snprintf(found, len, "%s/%s", *d ? d : ".", argv0);
 			if (access(found, X_OK) == 0) {
 				path = found;
 				break;
 			}
 		}
 		free(dirs);
+	} else {
+		snprintf(found, len, "%s", argv0);
 	}
 	if (!path)
-		return;
-	uint32_t flags = pl_exec_flags(path);
-	if (flags & (PL_EXEC_STATIC | PL_EXEC_SETID))
-		add_unsampled(s, path, flags);
+		return 0;
+	uint32_t flags = pl_exec_flags(found);
+	if (flags & (PL_EXEC_STATIC | PL_EXEC_SETID)) {
+		add_unsampled(s, found, flags);
+		return 0;
+	}
+	return 1;
 }
 
 static void report(struct psession *s)
@@ -1057,7 +1062,8 @@ int preload_backend_run(struct profile **out, const struct runner_opts *opts)
 	struct launch l;
 	launch_init(&l, &s.attrib, &s.markers);
 	launch_ctest_prepare(&s.attrib, opts->argv);
-	check_command(&s, opts->argv[0]);
+	char cmd_path[PATH_MAX];
+	int reachable = check_command(&s, opts->argv[0], cmd_path, sizeof(cmd_path));
 	char **env = child_env(lib, s.dir, opts->hz);
 	log_verbose("preload backend: %s, sample files in %s", lib, s.dir);
 
@@ -1065,9 +1071,19 @@ int preload_backend_run(struct profile **out, const struct runner_opts *opts)
 	free_env(env);
 	if (ret < 0)
 		goto out;
+	/* The command must show an image; if it does not (LD_PRELOAD ignored, the sample
+	 * directory not writable...), it is reported like any exec'd program that did not. */
+	if (reachable) {
+		ALLOC_GROW(s.exp, s.nexp + 1, s.exp_alloc);
+		s.exp[s.nexp++] = (struct expect){l.child, launch_now_ns(), launch_now_ns(), 0,
+		                                  xstrdup(cmd_path)};
+	}
 	ret = launch_go(&l, opts->argv[0]);
 	if (ret == RUNNER_ERR_EXEC) {
 		s.prof->stats.exit_status = 127;
+		for (size_t i = 0; i < s.nexp; i++)
+			free(s.exp[i].path);
+		s.nexp = 0;
 		goto finish;
 	}
 	if (ret < 0)
