@@ -571,6 +571,49 @@ static void raw_exec(const char *path, const char *sql)
 	sqlite3_close(db);
 }
 
+/* A blob damaged inside sound SQLite pages (a flipped bit, say): the checksum catches it, the
+ * read says which and what to do, and nothing is written. */
+static void test_damaged_blobs(void **state)
+{
+	static const char *const damage[] = {
+	        /* the newest run's profile, a delta */
+	        "UPDATE profiles SET blob = substr(blob, 1, 5) || x'00' || substr(blob, 7) "
+	        "WHERE run = (SELECT max(run) FROM profiles)",
+	        /* the first chunk of stack nodes */
+	        "UPDATE dict SET blob = substr(blob, 1, 9) || x'ff' || substr(blob, 11) "
+	        "WHERE id = (SELECT min(id) FROM dict WHERE id >= 2 << 40)",
+	};
+	static const char *const want[] = {"profile blob: damaged", "dictionary chunk: damaged"};
+	for (int k = 0; k < 2; k++) {
+		char *db = xasprintf("%s/damaged-%d.db", tmp, k);
+		struct store *s = open_ok(db, STORE_CREATE);
+		for (int i = 0; i < 5; i++)
+			add_seed(s, "main", 70 + (uint64_t)i);
+		store_close(s);
+		raw_exec(db, damage[k]);
+		size_t len1, len2;
+		char *before = tu_read(db, &len1);
+		s = open_ok(db, STORE_READONLY);
+		int64_t id;
+		struct profile *p;
+		assert_int_equal(store_latest_run(s, NULL, &id), 0);
+		assert_int_equal(store_load_profile(s, id, NULL, &p), -1);
+		const char *msg = cp_last_error();
+		if (!strstr(msg, want[k]) || !strstr(msg, "is corrupt") || !strstr(msg, db))
+			fail_msg("unexpected message: %s", msg);
+		struct store_query q = {.branch = "main"};
+		assert_int_equal(store_merge_runs(s, &q, &p, NULL, NULL), -1);
+		assert_non_null(strstr(cp_last_error(), want[k]));
+		store_close(s);
+		char *after = tu_read(db, &len2);
+		assert_int_equal(len1, len2);
+		assert_memory_equal(before, after, len1);
+		free(before);
+		free(after);
+		free(db);
+	}
+}
+
 static void test_newer_version(void **state)
 {
 	char *db = path_in("newer.db");
@@ -707,6 +750,7 @@ int main(void)
 	        cmocka_unit_test(test_gc_under_a_writer),
 	        cmocka_unit_test(test_kill_during_store),
 	        cmocka_unit_test(test_corrupt_file),
+	        cmocka_unit_test(test_damaged_blobs),
 	        cmocka_unit_test(test_newer_version),
 	        cmocka_unit_test(test_foreign_and_missing),
 	        cmocka_unit_test(test_locked),
