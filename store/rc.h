@@ -7,7 +7,9 @@
  * The coding is canonical: a decoder that reads exactly the symbols an encoder wrote ends with
  * rc_dec_finish == 0 only if the bytes are exactly the encoder's (no trailing, missing or
  * altered final byte). Decoders read any bytes safely: reading past the end yields zeros and
- * marks the stream as overrun, which callers check (rc_dec_failed) to stop early. */
+ * marks the stream as overrun, which callers check (rc_dec_failed) to stop early. An arithmetic
+ * code has no redundancy - damaged bytes decode to other symbols - so the store's blobs carry a
+ * checksum besides (blob_seal). */
 #ifndef CP_STORE_RC_H
 #define CP_STORE_RC_H
 
