@@ -603,7 +603,8 @@ size_t unwind_merge_fp(const uint64_t *dwarf, size_t ndwarf, const uint64_t *fp,
 	size_t len = take_fp ? nfp : ndwarf;
 	*used_fp = take_fp;
 	n = len < max ? len : max;
-	memcpy(out, src, n * sizeof(*out));
+	if (n) /* src may be NULL when both stacks are empty */
+		memcpy(out, src, n * sizeof(*out));
 	return n;
 }
 
