@@ -471,8 +471,7 @@ static void handle_sample(struct session *s, const void *rec, size_t len)
 		memcpy(fp, ips, n * sizeof(*ips));
 		n = dwarf_stack(s, p, &smp, fp, n, ips);
 	}
-	for (size_t i = 0; i < n; i++)
-		proctree_resolve(&s->tree, p, ips[i], &dsos[i], &offsets[i]);
+	n = proctree_resolve_chain(&s->tree, p, ips, n, dsos, offsets);
 	uint32_t process = profile_intern(s->prof, p->name);
 	int weak;
 	uint32_t test = attrib_sample(&s->attrib, (pid_t)smp.pid, (pid_t)smp.tid, smp.time, &weak);

@@ -239,6 +239,17 @@ void proctree_resolve(struct proctree *t, struct proc *p, uint64_t addr, uint32_
 	}
 }
 
+size_t proctree_resolve_chain(struct proctree *t, struct proc *p, const uint64_t *ips, size_t n,
+                              uint32_t *dsos, uint64_t *offsets)
+{
+	for (size_t i = 0; i < n; i++) {
+		proctree_resolve(t, p, ips[i], &dsos[i], &offsets[i]);
+		if (i > 0 && t->dsos[dsos[i]].kind == DSO_UNKNOWN)
+			return i;
+	}
+	return n;
+}
+
 size_t proctree_load_procfs_maps(struct proctree *t, struct proc *p, const char *text)
 {
 	size_t added = 0;

@@ -86,6 +86,16 @@ uint32_t proctree_dso(struct proctree *t, enum dso_kind kind, const char *path, 
 void proctree_resolve(struct proctree *t, struct proc *p, uint64_t addr, uint32_t *dso,
                       uint64_t *offset);
 
+/*
+ * Resolves a call chain (ips leaf first) frame by frame with proctree_resolve, and ends it at
+ * the first caller frame that lies in no mapping at all: a return address outside every
+ * executable mapping is not a frame but where a frame-pointer walk left the real stack
+ * (code without frame pointers), and what follows it is garbage. The leaf is always kept.
+ * Returns how many frames were kept.
+ */
+size_t proctree_resolve_chain(struct proctree *t, struct proc *p, const uint64_t *ips, size_t n,
+                              uint32_t *dsos, uint64_t *offsets);
+
 /* Maps helpers, exposed for unit tests. */
 void addr_space_insert(struct addr_space *as, const struct map *m);
 const struct map *addr_space_find(const struct addr_space *as, uint64_t addr);

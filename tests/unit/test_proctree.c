@@ -125,6 +125,27 @@ static void test_procfs_maps(void **state)
 	proctree_release(&t);
 }
 
+static void test_chain_ends_outside_mappings(void **state)
+{
+	(void)state;
+	struct proctree t;
+	proctree_init(&t);
+	t.procfs_fallback = 0;
+	struct proc *p = proctree_get(&t, 9, "x");
+	proctree_mmap(&t, 9, 0x400000, 0x10000, 0, "/bin/x");
+	/* leaf, caller, then a frame-pointer walk gone astray: 0, then random values */
+	uint64_t ips[] = {0x400010, 0x400200, 0x0, 0x7777777, 0x400300};
+	uint32_t dsos[5];
+	uint64_t offs[5];
+	assert_int_equal(proctree_resolve_chain(&t, p, ips, 5, dsos, offs), 2);
+	assert_int_equal(offs[1], 0x200);
+	/* an unknown leaf is kept: it is where the CPU was */
+	uint64_t lone[] = {0x9999, 0x400010};
+	assert_int_equal(proctree_resolve_chain(&t, p, lone, 2, dsos, offs), 2);
+	assert_int_equal(t.dsos[dsos[0]].kind, DSO_UNKNOWN);
+	proctree_release(&t);
+}
+
 static void test_many_processes_bounded(void **state)
 {
 	(void)state;
@@ -149,6 +170,7 @@ int main(void)
 	        cmocka_unit_test(test_insert_overlaps),
 	        cmocka_unit_test(test_fork_exec_resolve),
 	        cmocka_unit_test(test_procfs_maps),
+	        cmocka_unit_test(test_chain_ends_outside_mappings),
 	        cmocka_unit_test(test_many_processes_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
