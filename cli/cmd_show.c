@@ -36,7 +36,8 @@ static const char show_description[] =
         "or inferno; --by and --top do not apply to it.\n"
         "JSON (stable): by function {\"run\": ID, \"functions\": [{\"name\", \"self\", \"total\",\n"
         "\"self_share\", \"total_share\", ...}]}; by test {\"run\": ID, \"tests\": [{\"name\",\n"
-        "\"samples\", \"cpu_seconds\", \"share\"}]}.\n"
+        "\"samples\", \"cpu_seconds\", \"share\"}]}, plus \"status\" and \"duration_seconds\" for\n"
+        "tests that 'run --junit' found in JUnit reports.\n"
         "\n"
         "examples:\n"
         "  ciprof show\n"
@@ -141,7 +142,15 @@ static void show_functions(const struct profile *p, int64_t run, const struct ru
 struct test_row {
 	const char *name;
 	uint64_t samples;
+	const struct profile_result *result; /* from run --junit, or NULL */
 };
+
+static const char *const status_names[] = {"passed", "failed", "error", "skipped"};
+
+static const char *status_name(const struct profile_result *r)
+{
+	return r && r->status < 4 ? status_names[r->status] : "";
+}
 
 static int test_row_cmp(const void *x, const void *y)
 {
@@ -161,11 +170,13 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 	}
 	struct test_row *rows = NULL;
 	size_t n = 0, alloc = 0;
+	/* Tests with samples, and tests the JUnit reports name without samples. */
 	for (size_t i = 0; i < p->nstr; i++) {
-		if (!per[i])
+		const struct profile_result *r = profile_result(p, (uint32_t)i);
+		if (!per[i] && !r)
 			continue;
 		ALLOC_GROW(rows, n + 1, alloc);
-		rows[n++] = (struct test_row){profile_str(p, (uint32_t)i), per[i]};
+		rows[n++] = (struct test_row){profile_str(p, (uint32_t)i), per[i], r};
 	}
 	if (n)
 		qsort(rows, n, sizeof(*rows), test_row_cmp);
@@ -173,12 +184,19 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 	double period = (double)p->stats.period_ns / 1e9;
 	if (a->format == FMT_JSON) {
 		json_t *arr = json_array();
-		for (size_t i = 0; i < shown; i++)
-			json_array_append_new(
-			        arr, json_pack("{s:s, s:I, s:f, s:f}", "name", rows[i].name,
-			                       "samples", (json_int_t)rows[i].samples,
-			                       "cpu_seconds", (double)rows[i].samples * period,
-			                       "share", ratio(rows[i].samples, total)));
+		for (size_t i = 0; i < shown; i++) {
+			json_t *t = json_pack("{s:s, s:I, s:f, s:f}", "name", rows[i].name,
+			                      "samples", (json_int_t)rows[i].samples, "cpu_seconds",
+			                      (double)rows[i].samples * period, "share",
+			                      ratio(rows[i].samples, total));
+			if (rows[i].result) {
+				json_object_set_new(t, "status",
+				                    json_string(status_name(rows[i].result)));
+				json_object_set_new(t, "duration_seconds",
+				                    json_real(rows[i].result->seconds));
+			}
+			json_array_append_new(arr, t);
+		}
 		json_t *root = json_pack("{s:I, s:I, s:o}", "run", (json_int_t)run, "samples",
 		                         (json_int_t)total, "tests", arr);
 		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -187,12 +205,23 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 	} else {
 		printf("run %lld: %llu samples in %zu tests\n", (long long)run,
 		       (unsigned long long)total, n);
-		printf("%9s %9s %7s  %s\n", "SAMPLES", "CPU-S", "SHARE", "TEST");
-		for (size_t i = 0; i < shown; i++)
-			printf("%9llu %9.3f %6.2f%%  %s\n", (unsigned long long)rows[i].samples,
+		int with_results = p->nresults > 0;
+		if (with_results)
+			printf("%9s %9s %7s  %-8s %8s  %s\n", "SAMPLES", "CPU-S", "SHARE", "RESULT",
+			       "TIME-S", "TEST");
+		else
+			printf("%9s %9s %7s  %s\n", "SAMPLES", "CPU-S", "SHARE", "TEST");
+		for (size_t i = 0; i < shown; i++) {
+			printf("%9llu %9.3f %6.2f%%  ", (unsigned long long)rows[i].samples,
 			       (double)rows[i].samples * period,
-			       100 * ratio(rows[i].samples, total),
-			       *rows[i].name ? rows[i].name : "(outside tests)");
+			       100 * ratio(rows[i].samples, total));
+			if (with_results && rows[i].result)
+				printf("%-8s %8.3f  ", status_name(rows[i].result),
+				       rows[i].result->seconds);
+			else if (with_results)
+				printf("%-8s %8s  ", "", "");
+			printf("%s\n", *rows[i].name ? rows[i].name : "(outside tests)");
+		}
 		if (shown < n)
 			printf("(%zu more; --top 0 shows all)\n", n - shown);
 	}

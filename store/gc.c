@@ -300,7 +300,9 @@ int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_res
 		    dict_sync(s) < 0 || rewrite(s, r) < 0)
 			goto fail;
 		r->branches_rebuilt = (size_t)branches;
-		if (exec_bind(s, "DELETE FROM run_tags WHERE run IN (SELECT id FROM gc_runs)", 0, 0,
+		if (exec_bind(s, "DELETE FROM results WHERE run IN (SELECT id FROM gc_runs)", 0, 0,
+		              NULL) < 0 ||
+		    exec_bind(s, "DELETE FROM run_tags WHERE run IN (SELECT id FROM gc_runs)", 0, 0,
 		              NULL) < 0 ||
 		    exec_bind(s, "DELETE FROM profiles WHERE run IN (SELECT id FROM gc_runs)", 0, 0,
 		              NULL) < 0 ||

@@ -207,6 +207,8 @@ int64_t segtree_expected_nodes(int64_t nruns);
 
 /* The schema 2 tables, for a fresh file. */
 extern const char store_schema_v2[];
+/* Schema 2 -> 3: the test outcomes of JUnit reports (run --junit). */
+extern const char store_step_2_to_3[];
 /* Writes a whole dictionary (ids = database ids) into an empty dict table. */
 int store_write_dict(struct store *s, const struct profile *names, const struct trie *t);
 /* In a write transaction: converts a schema 1 database to schema 2. */

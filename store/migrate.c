@@ -21,6 +21,10 @@
 	"CREATE TABLE profiles(run INTEGER PRIMARY KEY, blob BLOB NOT NULL);"                      \
 	"CREATE TABLE segtree(id INTEGER PRIMARY KEY, blob BLOB NOT NULL);"
 
+const char store_step_2_to_3[] =
+        "CREATE TABLE results(run INTEGER NOT NULL, test TEXT NOT NULL, status INTEGER NOT NULL,"
+        " seconds REAL NOT NULL, PRIMARY KEY(run, test)) WITHOUT ROWID;";
+
 const char store_schema_v2[] =
         "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
         "INSERT INTO meta(key, value) VALUES ('generation', 0);"

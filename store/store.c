@@ -291,9 +291,12 @@ static int migrate(struct store *s)
 		        s->path);
 		goto fail;
 	}
+	/* Each step takes version v to v + 1; a fresh file starts from schema 2. */
 	if (v == 0 && store_exec(s, store_schema_v2) < 0)
 		goto fail;
 	if (v == 1 && store_migrate_1_to_2(s) < 0)
+		goto fail;
+	if (v <= 2 && store_exec(s, store_step_2_to_3) < 0)
 		goto fail;
 	char sql[64];
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
@@ -560,6 +563,53 @@ static int load_tail(struct store *s, int64_t branch_id, int64_t seq)
 	return ret;
 }
 
+/* The run's test outcomes (from JUnit reports), by test name. */
+static int add_results(struct store *s, int64_t run, const struct profile *p)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	                       "INSERT OR REPLACE INTO results(run, test, status, seconds) "
+	                       "VALUES (?1, ?2, ?3, ?4)",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "storing test outcomes");
+	int ret = 0;
+	for (size_t i = 0; i < p->nresults && !ret; i++) {
+		const struct profile_result *r = &p->results[i];
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, run);
+		sqlite3_bind_text(st, 2, profile_str(p, r->test), -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 3, (int)r->status);
+		sqlite3_bind_double(st, 4, r->seconds);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			ret = store_sqlerr(s, "storing test outcomes");
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* Reads run's test outcomes into p (only test's, when test is not NULL). */
+static int load_results(struct store *s, int64_t run, const char *test, struct profile *p)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT test, status, seconds FROM results WHERE run = ?1 "
+	                       "AND (?2 IS NULL OR test = ?2) ORDER BY test",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "reading test outcomes");
+	sqlite3_bind_int64(st, 1, run);
+	if (test)
+		sqlite3_bind_text(st, 2, test, -1, SQLITE_STATIC);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		uint32_t id = profile_intern(p, name ? name : "");
+		profile_set_result(p, id, (uint32_t)sqlite3_column_int(st, 1),
+		                   sqlite3_column_double(st, 2));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_sqlerr(s, "reading test outcomes");
+}
+
 static int add_run_txn(struct store *s, struct run_meta *meta, const struct profile *p)
 {
 	int ret = -1;
@@ -593,6 +643,8 @@ static int add_run_txn(struct store *s, struct run_meta *meta, const struct prof
 	    insert_run_row(s, meta, p, branch_id, seq) < 0)
 		goto out;
 	int64_t run_id = sqlite3_last_insert_rowid(s->db);
+	if (p->nresults && add_results(s, run_id, p) < 0)
+		return -1;
 	for (size_t i = 0; i < meta->ntags; i++) {
 		sqlite3_stmt *st = store_stmt(s, Q_TAG_INSERT);
 		if (!st)
@@ -1019,7 +1071,7 @@ static int load_profile(struct store *s, int64_t id, const char *test, struct pr
 			goto out;
 		}
 	}
-	if (builder_add(&b, &e) < 0)
+	if (builder_add(&b, &e) < 0 || load_results(s, id, test, p) < 0)
 		goto out;
 	ret = 0;
 out:
