@@ -363,6 +363,21 @@ const char *attrib_ctest_match(const struct attrib *a, char *const *argv, const 
 	return best;
 }
 
+const char *attrib_ctest_match_exe(const struct attrib *a, const char *path)
+{
+	const char *found = NULL;
+	for (size_t i = 0; i < a->nctest; i++) {
+		const struct ctest_entry *e = &a->ctest[i];
+		if (strcmp(e->argv[0], path))
+			continue;
+		if (found && strcmp(found, e->name))
+			return NULL; /* several tests run this program: only argv tells them apart
+			              */
+		found = e->name;
+	}
+	return found;
+}
+
 /* ---- stack rules ---- */
 
 int attrib_rules_add(struct attrib_rules *rules, const char *name, const char *caller,

@@ -83,11 +83,11 @@ void launch_ctest_match(struct attrib *a, pid_t pid, char *const *argv, const ch
 	}
 }
 
-void launch_ctest_exec(struct attrib *a, pid_t pid)
+int launch_ctest_exec(struct attrib *a, pid_t pid)
 {
 	char **argv = read_cmdline(pid);
 	if (!argv)
-		return;
+		return -1; /* the process is gone already */
 	char link[64], cwd[4096];
 	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
 	ssize_t n = readlink(link, cwd, sizeof(cwd) - 1);
@@ -96,6 +96,7 @@ void launch_ctest_exec(struct attrib *a, pid_t pid)
 	for (char **p = argv; *p; p++)
 		free(*p);
 	free(argv);
+	return 0;
 }
 
 /*

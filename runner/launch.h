@@ -76,7 +76,7 @@ void launch_release(struct launch *l);
 void launch_ctest_prepare(struct attrib *a, char **argv);
 /* CTest: marks process pid with its test when its command line and working directory (read
  * from /proc now, so call it as soon as the exec is known) are one of ctest's tests. */
-void launch_ctest_exec(struct attrib *a, pid_t pid);
+int launch_ctest_exec(struct attrib *a, pid_t pid);
 /* Same, with the command line and working directory already known. */
 void launch_ctest_match(struct attrib *a, pid_t pid, char *const *argv, const char *cwd);
 

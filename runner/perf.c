@@ -66,6 +66,8 @@ struct pending {
 struct session {
 	struct ring *rings;
 	size_t nrings;
+	pid_t *ctest_gone; /* exec'd processes that ended before /proc showed their command */
+	size_t nctest_gone, ctest_gone_alloc;
 	struct pending *pend;
 	size_t npend, pend_alloc;
 	uint64_t seq;
@@ -547,7 +549,31 @@ static void ctest_exec_seen(struct session *s, const void *rec, size_t len)
 	struct perf_comm c;
 	if (perf_parse_comm(rec, len, &c) < 0 || !c.exec || c.pid != c.tid)
 		return;
-	launch_ctest_exec(&s->attrib, (pid_t)c.pid);
+	if (launch_ctest_exec(&s->attrib, (pid_t)c.pid) < 0) {
+		/* Too short to catch in /proc: its executable's mapping (the first file mapping
+		 * after the exec, read next) may still name its test. */
+		ALLOC_GROW(s->ctest_gone, s->nctest_gone + 1, s->ctest_gone_alloc);
+		s->ctest_gone[s->nctest_gone++] = (pid_t)c.pid;
+	}
+}
+
+/* The first file mapping after an exec whose process had already ended: match it by path. */
+static void ctest_mmap_seen(struct session *s, const void *rec, size_t len)
+{
+	struct perf_mmap2 m;
+	if (perf_parse_mmap2(rec, len, &m) < 0 || m.filename[0] != '/')
+		return;
+	for (size_t i = 0; i < s->nctest_gone; i++) {
+		if (s->ctest_gone[i] != (pid_t)m.pid)
+			continue;
+		const char *test = attrib_ctest_match_exe(&s->attrib, m.filename);
+		if (test) {
+			log_debug("process %d (ended early) is CTest test '%s'", (int)m.pid, test);
+			attrib_proc_mark(&s->attrib, (pid_t)m.pid, test);
+		}
+		s->ctest_gone[i] = s->ctest_gone[--s->nctest_gone];
+		return;
+	}
 }
 
 /* Reads every complete record of every ring into the pending queue. */
@@ -570,6 +596,8 @@ static uint64_t drain_rings(struct session *s)
 			memcpy(copy, h, h->size);
 			if (h->type == PERF_RECORD_COMM && s->attrib.nctest)
 				ctest_exec_seen(s, copy, h->size);
+			else if (h->type == PERF_RECORD_MMAP2 && s->nctest_gone)
+				ctest_mmap_seen(s, copy, h->size);
 			uint64_t t = perf_record_time(copy, h->size);
 			ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
 			s->pend[s->npend++] = (struct pending){t, s->seq++, copy};
@@ -703,7 +731,8 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	launch_pollfds(&l, pfds + s.nrings);
 	int done = 0, status = 0;
 	while (!done) {
-		int pr = poll(pfds, nfds, 100);
+		/* 25 ms: execs are seen (and CTest processes named) while /proc still shows them. */
+		int pr = poll(pfds, nfds, 25);
 		if (pr < 0 && errno != EINTR) {
 			log_warn("poll failed: %s", strerror(errno));
 			usleep(10000);
@@ -754,6 +783,7 @@ out:
 	for (size_t i = 0; i < s.npend; i++)
 		free(s.pend[i].rec);
 	free(s.pend);
+	free(s.ctest_gone);
 	aggregator_release(&s.agg);
 	unwinder_free(s.unw);
 	free(s.umaps);

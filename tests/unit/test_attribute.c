@@ -160,6 +160,12 @@ static void test_ctest(void **state)
 	assert_string_equal(attrib_ctest_match(&a, argv1, "/b"), "small");
 	assert_string_equal(attrib_ctest_match(&a, argv2, "/elsewhere"), "large");
 	assert_null(attrib_ctest_match(&a, argv3, "/b"));
+	/* by executable alone only when one test runs it */
+	assert_null(attrib_ctest_match_exe(&a, "/b/t"));
+	const char *json2 = "{\"tests\":[{\"name\":\"solo\",\"command\":[\"/b/solo\"]}]}";
+	assert_int_equal(attrib_ctest_load(&a, json2, strlen(json2), "s.json"), 0);
+	assert_string_equal(attrib_ctest_match_exe(&a, "/b/solo"), "solo");
+	assert_null(attrib_ctest_match_exe(&a, "/b/other"));
 	assert_int_equal(attrib_ctest_load(&a, "{\"tests\": 3}", 12, "y.json"), -1);
 	assert_non_null(strstr(cp_last_error(), "y.json"));
 	assert_int_equal(attrib_ctest_load(&a, "{oops", 5, "z.json"), -1);
@@ -194,7 +200,7 @@ static void test_rules(void **state)
 	        push(p, push(p, proc, "testing.tRunner", 0), "example.com/m.TestSum.func1", 0);
 	uint32_t chk = push(p, push(p, main_, "tcase_run_tfun_nofork", 0), "test_add_fn", 0);
 	uint32_t rs = push(p, push(p, main_, "core::ops::function::FnOnce::call_once", 0),
-			   "mycrate::tests::adds::{{closure}}", 0);
+	                   "mycrate::tests::adds::{{closure}}", 0);
 	/* a closure that libtest's shim does not call is not a test */
 	uint32_t notrs = push(p, main_, "mycrate::util::helper::{{closure}}", 0);
 	uint32_t *tests = attrib_rules_node_tests(&rules, p);
