@@ -44,7 +44,6 @@
 #define ROUND_MS        50
 #define EXPECT_GRACE_NS 200000000ULL   /* before asking whether an exec'd pid is gone */
 #define RECENT_KEEP_NS  10000000000ULL /* how long image starts are remembered */
-#define MAX_WEIGHT      (1u << 20)
 
 /* ---- parsing ---- */
 
@@ -76,7 +75,7 @@ int pl_parse_record(const unsigned char *rec, size_t len, struct pl_view *out, c
 			return bad(name, off, "sample with more frames than the sampler takes");
 		if (len != sizeof(s) + 8 * (size_t)s.nframes)
 			return bad(name, off, "sample size disagrees with its frame count");
-		if (s.weight < 1 || s.weight > MAX_WEIGHT)
+		if (s.weight < 1 || s.weight > PL_MAX_WEIGHT)
 			return bad(name, off, "sample weight out of range");
 		if (s.tid <= 0)
 			return bad(name, off, "sample with an invalid thread id");
@@ -416,6 +415,7 @@ struct psession {
 	struct note *notes;
 	size_t nnotes, notes_alloc;
 	uint64_t samples, lost, bad_files, threads_unsampled, events_lost;
+	uint64_t stacks; /* sample records: samples counts the periods they stand for */
 	uint64_t period_ns;
 	struct image *cur; /* the image whose rings are being read */
 };
@@ -683,6 +683,7 @@ static void finish_image(struct psession *s, size_t idx)
 {
 	struct image *im = s->img[idx];
 	read_image(s, im);
+	log_debug("preload: %s done (%s)", im->name, im->superseded ? "exec'd" : "process gone");
 	if (!im->superseded) {
 		ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
 		s->pend[s->npend++] =
@@ -724,6 +725,7 @@ static void handle_sample(struct psession *s, const struct pending *pe)
 	uint32_t test = attrib_sample(&s->attrib, pe->pid, v.u.sample.tid, v.time, &weak);
 	aggregator_add(&s->agg, test, weak, process, dsos, offsets, n, v.u.sample.weight);
 	s->samples += v.u.sample.weight;
+	s->stacks++;
 }
 
 static void handle_exit(struct psession *s, pid_t pid)
@@ -845,6 +847,7 @@ static void scan_dir(struct psession *s)
 		free(nf[i].name);
 		if (!im)
 			continue;
+		log_debug("preload: new image %s", im->name);
 		/* An older image of this pid exec'd (same process start time): read it out. Or
 		 * its process died and the pid came back: it ends here. Then everything older
 		 * than the new image is processed before the new image starts. */
@@ -926,19 +929,18 @@ static void round_trip(struct psession *s, int final)
  * after a preloaded library (docs/preload.md). */
 static char **child_env(const char *lib, const char *dir, int hz)
 {
-	char **env = xcalloc(5, sizeof(char *));
+	char **env = xcalloc(6, sizeof(char *));
+	size_t n = 0;
 	const char *pre = getenv("LD_PRELOAD");
-	env[0] = pre && *pre ? xasprintf("LD_PRELOAD=%s:%s", pre, lib)
-	                     : xasprintf("LD_PRELOAD=%s", lib);
-	env[1] = xasprintf("CIPROF_PRELOAD_DIR=%s", dir);
-	env[2] = xasprintf("CIPROF_PRELOAD_HZ=%d", hz);
+	env[n++] = pre && *pre ? xasprintf("LD_PRELOAD=%s:%s", pre, lib)
+	                       : xasprintf("LD_PRELOAD=%s", lib);
+	env[n++] = xasprintf("CIPROF_PRELOAD_DIR=%s", dir);
+	env[n++] = xasprintf("CIPROF_PRELOAD_HZ=%d", hz);
 	const char *asan = getenv("ASAN_OPTIONS");
 	if (!asan || !*asan)
-		env[3] = xstrdup("ASAN_OPTIONS=verify_asan_link_order=0");
+		env[n++] = xstrdup("ASAN_OPTIONS=verify_asan_link_order=0");
 	else if (!strstr(asan, "verify_asan_link_order"))
-		env[3] = xasprintf("ASAN_OPTIONS=%s:verify_asan_link_order=0", asan);
-	else
-		env[3] = NULL;
+		env[n++] = xasprintf("ASAN_OPTIONS=%s:verify_asan_link_order=0", asan);
 	return env;
 }
 
@@ -995,6 +997,15 @@ static void report(struct psession *s)
 	for (size_t i = 0; i < s->nnotes; i++)
 		log_warn("%s (%s%s)", s->notes[i].text, s->notes[i].proc,
 		         s->notes[i].count > 1 ? ", and others" : "");
+	/* CPU-time timers fire at the scheduler's tick at best; far rarer means a loaded
+	 * machine delayed them: each stack then stands for much CPU time. */
+	double per_stack = s->stacks ? (double)s->samples / (double)s->stacks : 0;
+	if (per_stack > 3 && per_stack * (double)s->period_ns > 30e6)
+		log_warn("stacks were taken once per %.0f ms of CPU on average, not every %.1f ms: "
+		         "the CPU-time timers fired late (a loaded machine?), so shares are less "
+		         "precise than %llu samples suggest",
+		         per_stack * (double)s->period_ns / 1e6, (double)s->period_ns / 1e6,
+		         (unsigned long long)s->samples);
 	if (s->threads_unsampled)
 		log_warn("%llu threads were not sampled: a process ran more threads at once than "
 		         "the sampler has rings for (CIPROF_PRELOAD_SLOTS, at most %d)",

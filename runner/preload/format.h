@@ -23,6 +23,7 @@
 #define PL_MAX_SLOTS     255 /* sample rings (threads sampled at once per process) */
 #define PL_MAX_FRAMES    128 /* frames per sample, leaf first */
 #define PL_MAX_RECORD    (16 + 16 + 8 * PL_MAX_FRAMES)
+#define PL_MAX_WEIGHT    (1u << 20)  /* periods one sample may stand for */
 #define PL_MAX_EVENT     (16 * 1024) /* largest event record; maps come in chunks */
 #define PL_MIN_RING_SIZE 4096
 #define PL_MAX_RING_SIZE (64u << 20)
@@ -103,7 +104,8 @@ struct pl_sample {
 	struct pl_rec h;
 	int32_t tid;
 	uint32_t nframes; /* ips[0] is the interrupted instruction, then return addresses */
-	uint64_t weight;  /* timer periods this sample stands for: 1 + the timer's overrun */
+	uint64_t weight;  /* timer periods of the thread's CPU time since its previous sample,
+	                   * 1..PL_MAX_WEIGHT (from the thread's CPU clock) */
 	                  /* uint64_t ips[nframes]; */
 };
 

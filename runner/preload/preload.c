@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +59,10 @@ struct thread_state {
 	pid_t pid; /* the process this state was set up in (a fork copies it) */
 	uint64_t stack_lo, stack_hi;
 	timer_t timer;
+	uint64_t cpu_last;  /* the thread's CPU clock (ns) when its time was last counted */
+	uint64_t cpu_carry; /* CPU ns counted but not yet a whole period */
+	uint64_t last_pos;  /* ring position of its newest sample record */
+	uint32_t last_size; /* that record's size, 0 when none */
 };
 
 static __thread struct thread_state tls __attribute__((tls_model("initial-exec")));
@@ -83,6 +88,9 @@ static struct {
 	int key_ok;
 	unsigned long long dl_adds; /* objects loaded when the last memory map was written */
 	int events_stalled;         /* the runner stopped reading events: do not wait again */
+	/* executable segments of libc and the vdso, where system calls are made */
+	uint64_t sys_lo[8], sys_hi[8];
+	int nsys;
 	/* the action the program believes our signal has (SIG_DFL or SIG_IGN) */
 	struct sigaction wished;
 } g;
@@ -105,6 +113,7 @@ static int (*real_posix_spawn)(pid_t *, const char *, const posix_spawn_file_act
                                const posix_spawnattr_t *, char *const[], char *const[]);
 static int (*real_posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
                                 const posix_spawnattr_t *, char *const[], char *const[]);
+static void (*real__exit)(int); /* resolved early: dlsym is no call for a vfork child */
 
 #define RESOLVE(name)                                                                              \
 	do {                                                                                       \
@@ -123,6 +132,7 @@ static void resolve_all(void)
 	RESOLVE(fexecve);
 	RESOLVE(posix_spawn);
 	RESOLVE(posix_spawnp);
+	RESOLVE(_exit);
 }
 
 /* ---- small async-signal-safe helpers (no stdio, no allocation) ---- */
@@ -395,20 +405,49 @@ static void maps_if_changed(void)
 
 /* ---- the signal handler ---- */
 
-static void record_sample(struct thread_state *t, const ucontext_t *uc, int overrun)
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The whole timer periods of CPU time the thread used since its time was last counted; the
+ * rest is carried. Weights come from the thread's own CPU clock rather than the timer's
+ * overrun count: under CPU contention the kernel checks CPU timers late (signals were seen
+ * hundreds of milliseconds of CPU apart), and the clock still says how much time passed.
+ */
+static uint64_t take_periods(struct thread_state *t)
+{
+	uint64_t now = thread_cpu_ns();
+	t->cpu_carry += now - t->cpu_last;
+	t->cpu_last = now;
+	uint64_t n = t->cpu_carry / g.period_ns;
+	if (n > PL_MAX_WEIGHT)
+		n = PL_MAX_WEIGHT;
+	t->cpu_carry -= n * g.period_ns;
+	return n;
+}
+
+/*
+ * Reserves room for a record of at most PL_MAX_RECORD bytes in the thread's ring (writing a
+ * PAD to the ring's end when needed) and returns where it goes, or NULL when the runner is
+ * behind and the ring is full: then weight periods are counted as lost. Never waits.
+ */
+static struct pl_sample *ring_reserve(struct thread_state *t, uint64_t weight, uint64_t *pos)
 {
 	struct pl_slot *s = slot_at(t->slot);
 	unsigned char *ring = ring_at(t->slot);
 	uint64_t size = g.ring_size;
-	uint64_t weight = 1 + (uint64_t)(overrun > 0 ? overrun : 0);
 	uint64_t head = s->head;
 	uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
 	uint64_t used = head - tail;
 	uint64_t off = head & (size - 1);
 	uint64_t pad = size - off < PL_MAX_RECORD ? size - off : 0;
 	if (used > size || size - used < pad + PL_MAX_RECORD) {
-		s->lost += weight; /* the runner is behind: drop, never wait */
-		return;
+		s->lost += weight;
+		return NULL;
 	}
 	if (pad) {
 		struct pl_rec *p = (struct pl_rec *)(ring + off);
@@ -418,7 +457,67 @@ static void record_sample(struct thread_state *t, const ucontext_t *uc, int over
 		head += pad;
 		off = 0;
 	}
-	struct pl_sample *smp = (struct pl_sample *)(ring + off);
+	*pos = head;
+	return (struct pl_sample *)(ring + off);
+}
+
+/* Publishes the record reserved at pos (after any PAD) and remembers it as the newest. */
+static void ring_publish(struct thread_state *t, uint64_t pos, uint32_t size)
+{
+	t->last_pos = pos;
+	t->last_size = size;
+	__atomic_store_n(&slot_at(t->slot)->head, pos + size, __ATOMIC_RELEASE);
+}
+
+/*
+ * Whether ip is just past a `syscall` instruction in libc or the vdso: the signal came on the
+ * way out of a system call, and the time being sampled was spent in the kernel. Such a stack
+ * starts in a libc wrapper without a frame pointer, whose caller the walk would miss (the
+ * function that made the call); perf leaves kernel time out. The sample is skipped and its
+ * time goes to the thread's next sample. Only libc's and the vdso's code is read, which is
+ * surely readable (execute-only memory exists).
+ */
+static int after_syscall(uint64_t ip)
+{
+	for (int i = 0; i < g.nsys; i++) {
+		if (ip >= g.sys_lo[i] + 2 && ip < g.sys_hi[i]) {
+			const volatile unsigned char *c = (const unsigned char *)(uintptr_t)ip;
+			return c[-2] == 0x0f && c[-1] == 0x05;
+		}
+	}
+	return 0;
+}
+
+static int find_syscall_code(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	if (strncmp(base, "libc.so", 7) && strncmp(base, "linux-vdso", 10))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && g.nsys < 8; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && (ph->p_flags & PF_R)) {
+			g.sys_lo[g.nsys] = info->dlpi_addr + ph->p_vaddr;
+			g.sys_hi[g.nsys++] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		}
+	}
+	return 0;
+}
+
+static void record_sample(struct thread_state *t, const ucontext_t *uc)
+{
+	if (after_syscall((uint64_t)uc->uc_mcontext.gregs[REG_RIP]))
+		return;
+	uint64_t weight = take_periods(t);
+	if (!weight)
+		return; /* early: the time is carried to the next sample */
+	uint64_t pos;
+	struct pl_sample *smp = ring_reserve(t, weight, &pos);
+	if (!smp)
+		return;
 	uint64_t *ips = (uint64_t *)(smp + 1);
 	smp->h.time = now_ns();
 	uint32_t n = pl_fp_walk((uint64_t)uc->uc_mcontext.gregs[REG_RIP],
@@ -431,7 +530,7 @@ static void record_sample(struct thread_state *t, const ucontext_t *uc, int over
 	smp->tid = t->tid;
 	smp->nframes = n;
 	smp->weight = weight;
-	__atomic_store_n(&s->head, head + smp->h.size, __ATOMIC_RELEASE);
+	ring_publish(t, pos, smp->h.size);
 }
 
 static void on_timer(int sig, siginfo_t *si, void *ucv)
@@ -441,8 +540,46 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 	struct thread_state *t = &tls;
 	if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr == t && t->active && g.on &&
 	    t->slot)
-		record_sample(t, ucv, si->si_overrun);
+		record_sample(t, ucv);
 	errno = saved;
+}
+
+/*
+ * When the calling thread stops being sampled (it ends, the process exits or execs): the CPU
+ * time since its last sample would be lost, as no signal comes any more; it is added as one
+ * more sample with the stack of the last one (or none). Outside the handler, which is kept
+ * out while this writes to the same ring.
+ */
+static void flush_tail(void)
+{
+	struct thread_state *t = &tls;
+	/* A vfork child shares this thread's memory, TLS included, but not its CPU clock. */
+	if (!t->active || !t->slot || !g.on || t->pid != g.pid || !g.map || getpid() != g.pid)
+		return;
+	t->active = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t weight = take_periods(t);
+	uint64_t pos;
+	struct pl_sample *smp = weight ? ring_reserve(t, weight, &pos) : NULL;
+	if (smp && t->last_size) {
+		/* The last record is intact: only this thread writes this ring. */
+		memmove(smp, ring_at(t->slot) + (t->last_pos & (g.ring_size - 1)), t->last_size);
+	} else if (smp) {
+		/* No sample at all (the timer never fired): the time is counted, without a
+		 * stack, rather than lost. */
+		smp->h.type = PL_REC_SAMPLE;
+		smp->h.flags = 0;
+		smp->h.size = sizeof(*smp);
+		smp->tid = t->tid;
+		smp->nframes = 0;
+	}
+	if (smp) {
+		smp->h.time = now_ns();
+		smp->weight = weight;
+		ring_publish(t, pos, smp->h.size);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->active = 1;
 }
 
 /* ---- threads ---- */
@@ -564,6 +701,9 @@ static void thread_begin(int emit, int keep_stack)
 	slot_timer[slot] = t->timer;
 	__atomic_store_n(&slot_timer_set[slot], 1, __ATOMIC_RELEASE);
 	unblock_signal();
+	t->cpu_last = thread_cpu_ns();
+	t->cpu_carry = 0;
+	t->last_size = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->active = 1;
 	struct itimerspec its;
@@ -581,6 +721,7 @@ static void thread_end(void *unused)
 	struct thread_state *t = &tls;
 	if (!t->slot || t->pid != g.pid || !g.hdr)
 		return;
+	flush_tail();
 	t->active = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n(&slot_timer_set[t->slot], 0, __ATOMIC_ACQ_REL))
@@ -936,8 +1077,10 @@ static char *const *exec_prepare(const char *file, int search, char *const *envp
 		return env;
 	uint32_t flags = pl_exec_flags(path) | (fixed ? PL_EXEC_ENV_FIXED : 0);
 	pid_t pid = getpid();
-	if (pid == g.pid)
+	if (pid == g.pid) {
+		flush_tail();
 		maps_if_changed();
+	}
 	ev_exec(pid, path, flags, *t);
 	*noted = 1;
 	return env;
@@ -1258,6 +1401,7 @@ __attribute__((constructor)) static void preload_init(void)
 		return;
 	}
 	write_maps(now_ns());
+	dl_iterate_phdr(find_syscall_code, NULL);
 	g.key_ok = pthread_key_create(&g.key, thread_end) == 0;
 	pthread_atfork(NULL, NULL, after_fork_child);
 	thread_begin(0, 0);
@@ -1267,5 +1411,22 @@ __attribute__((constructor)) static void preload_init(void)
  * in them can still be named after the process is gone. */
 __attribute__((destructor)) static void preload_fini(void)
 {
+	flush_tail();
 	maps_if_changed();
+}
+
+/* _exit skips destructors: the calling thread's last CPU time is counted here. (A vfork
+ * child, which shares our memory but is another process, is left alone by flush_tail.) */
+EXPORT __attribute__((noreturn)) void _exit(int status)
+{
+	flush_tail();
+	if (real__exit)
+		real__exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+	_exit(status);
 }
