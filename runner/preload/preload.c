@@ -14,7 +14,8 @@
  * a static or set-ID program is reported as unsampled; LD_PRELOAD is put back if the
  * environment lost it) and process exit (a last memory map when libraries were loaded since).
  * Since samples land in the page cache as they are taken, nothing needs flushing before exec
- * or _exit, and a killed process loses nothing. */
+ * or _exit, and a killed process loses no sample; the CPU time since a thread's last sample
+ * is written as one more sample when the thread ends, exits or execs. */
 #include "runner/preload/elfcheck.h"
 #include "runner/preload/format.h"
 #include "runner/preload/fpwalk.h"
