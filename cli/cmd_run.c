@@ -63,7 +63,11 @@ static const char run_usage[] = "[<options>] -- CMD [ARGS...]";
 static const char run_description[] =
         "Runs CMD and samples every process and thread it starts (forks, threads, exec chains\n"
         "such as sh -> make -> test binaries) at --hz samples per CPU-second, with the kernel's\n"
-        "perf_event_open cpu-clock event. CMD's input and output pass through untouched.\n"
+        "perf_event_open cpu-clock event; where the kernel refuses that (perf_event_paranoid\n"
+        "above 2, a container's seccomp filter), --backend auto says why in one line and\n"
+        "samples with the LD_PRELOAD backend instead. Each sample is given a test (marks,\n"
+        "CTest, the framework's frames, --pty output markers). CMD's input and output pass\n"
+        "through untouched.\n"
         "When it ends, ciprof prints a summary to stderr (samples taken and lost, processes,\n"
         "CPU seconds, the top 10 functions by self share) and exits with CMD's own status\n"
         "(128+N when CMD died of signal N; 127 when it could not be run).\n"
@@ -73,7 +77,8 @@ static const char run_description[] =
         "examples:\n"
         "  ciprof run -- make test\n"
         "  ciprof run --tag suite=unit -- ctest -j2\n"
-        "  ciprof run --hz 999 --no-store -o prof.folded -- ./mytests";
+        "  ciprof run --hz 999 --no-store -o prof.folded -- ./mytests\n"
+        "  ciprof run --unwind dwarf --junit 'out/*.xml' -- ./unit_tests --gtest_output=xml:out/";
 
 struct run_args {
 	struct runner_opts ropts;

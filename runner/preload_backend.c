@@ -718,8 +718,7 @@ static void handle_sample(struct psession *s, const struct pending *pe)
 	uint32_t dsos[PL_MAX_FRAMES];
 	uint32_t n = v.u.sample.nframes;
 	memcpy(ips, v.u.sample.ips, 8 * (size_t)n);
-	for (uint32_t i = 0; i < n; i++)
-		proctree_resolve(&s->tree, p, ips[i], &dsos[i], &offsets[i]);
+	n = (uint32_t)proctree_resolve_chain(&s->tree, p, ips, n, dsos, offsets);
 	uint32_t process = profile_intern(s->prof, p->name);
 	int weak;
 	uint32_t test = attrib_sample(&s->attrib, pe->pid, v.u.sample.tid, v.time, &weak);
