@@ -20,7 +20,7 @@ n=$(grep -c "perf_event_open" "$TMP/fb.err")
 	check_failed "the refusal takes $n lines, not one: $(cat "$TMP/fb.err")"
 if [ "$RC" -eq 0 ]; then
 	total=$(check_folded "$TMP/fb.folded") || fail "bad folded profile: $total"
-	if python3 "$(dirname "$0")/preload_check.py" "$TMP/fb.folded" "$TMP/truth.txt" 999 \
+	if python3 "$(dirname "$0")/accuracy_check.py" "$TMP/fb.folded" "$TMP/truth.txt" 999 \
 		"$(basename "$WORKLOAD")" 3; then
 		ok "fallback profile: shares within 3 points of the truth ($total samples)"
 	else

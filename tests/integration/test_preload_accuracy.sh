@@ -9,7 +9,7 @@
 WORKLOAD=$CIPROF_BUILD/examples/accuracy/accuracy_workload
 [ -x "$WORKLOAD" ] || fail "$WORKLOAD not built (target accuracy_workload)"
 [ -f "$CIPROF_BUILD/libciprof-preload.so" ] || fail "libciprof-preload.so not built next to ciprof"
-CHECK=$(dirname "$0")/preload_check.py
+CHECK=$(dirname "$0")/accuracy_check.py
 
 for mode in concurrent sequential; do
 	extra=()

@@ -2,10 +2,10 @@
 """Compares a folded profile of examples/accuracy/accuracy_workload with the truth file the
 workload wrote: each burn_* function's inclusive share of samples within TOL points of its
 true share, complete call chains (burn_X -> spin_X), the process name as root frame, and a
-sample total matching the CPU time used. Used by test_preload_accuracy.sh and
-test_fallback.sh (the LD_PRELOAD backend's accuracy).
+sample total matching the CPU time used. Used by test_accuracy.sh (perf backend),
+test_preload_accuracy.sh and test_fallback.sh (the LD_PRELOAD backend).
 
-    preload_check.py FOLDED TRUTH HZ EXE_NAME TOLERANCE_POINTS
+    accuracy_check.py FOLDED TRUTH HZ EXE_NAME TOLERANCE_POINTS
 """
 import sys
 
@@ -29,18 +29,22 @@ for line in open(folded):
     stacks.append((stack.split(";"), int(count)))
 all_samples = sum(c for _, c in stacks)
 
-incl = {r: 0 for r in ROLES}
-with_spin = {r: 0 for r in ROLES}
-bad_root = {r: 0 for r in ROLES}
+incl = {r: 0 for r in ROLES}          # samples whose stack holds burn_X anywhere
+with_spin = {r: 0 for r in ROLES}     # ... and whose next frame down is spin_X
+bad_root = {r: 0 for r in ROLES}      # ... and whose root frame is not the process name
+orphan_spin = {r: 0 for r in ROLES}   # spin_X samples whose caller burn_X was lost
 for frames, c in stacks:
     for r in ROLES:
+        spin = "spin_" + r[len("burn_"):]
         if r in frames:
             incl[r] += c
             i = frames.index(r)
-            if i + 1 < len(frames) and frames[i + 1] == "spin_" + r[len("burn_"):]:
+            if i + 1 < len(frames) and frames[i + 1] == spin:
                 with_spin[r] += c
             if frames[0] not in names:
                 bad_root[r] += c
+        elif spin in frames:
+            orphan_spin[r] += c
 
 burn_total = sum(incl.values())
 print(f"{'function':<12} {'truth s':>8} {'truth %':>8} {'samples':>8} {'profile %':>9} {'diff':>6}")
@@ -57,6 +61,9 @@ for r in ROLES:
     if with_spin[r] < 0.9 * incl[r]:
         errors.append(f"{r}: only {with_spin[r]} of its {incl[r]} samples have its spin_ "
                       "helper right below it: call chains are broken")
+    if orphan_spin[r] > 0.02 * incl[r]:
+        errors.append(f"spin_{r[len('burn_'):]}: {orphan_spin[r]} samples without its caller "
+                      f"{r}: call chains lose frames")
     if bad_root[r]:
         roots = sorted({f[0] for f, _ in stacks if r in f})
         errors.append(f"{r}: {bad_root[r]} samples do not start with the process name "
