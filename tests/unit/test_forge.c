@@ -234,6 +234,13 @@ static void test_target_github(void **state)
 			fail_msg("accepted %s", bad[i][0]);
 		forge_target_release(&t);
 	}
+	/* the message wraps the cause, which must survive being wrapped (cp_error once
+	 * formatted its own buffer into itself) */
+	forge_target_init(&t);
+	assert_int_equal(forge_target_from_env(&t, FORGE_GITHUB, bad[6]), -1);
+	assert_string_equal(cp_last_error(), "GITHUB_EVENT_PATH: cannot open "
+	                                     "/nonexistent/event.json: No such file or directory");
+	forge_target_release(&t);
 
 	/* an event file that is not JSON */
 	fd = open(path, O_WRONLY | O_TRUNC);
