@@ -54,6 +54,7 @@ int cmd_exec_test(int argc, char **argv)
 			        strerror(errno));
 	}
 	execvp(argv[first], argv + first);
-	fprintf(stderr, "ciprof: cannot run '%s': %s\n", argv[first], strerror(errno));
-	return 127;
+	int e = errno;
+	fprintf(stderr, "ciprof: cannot run '%s': %s\n", argv[first], strerror(e));
+	return e == ENOENT || e == ENOTDIR ? 127 : 126;
 }

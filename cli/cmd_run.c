@@ -70,7 +70,9 @@ static const char run_description[] =
         "through untouched.\n"
         "When it ends, ciprof prints a summary to stderr (samples taken and lost, processes,\n"
         "CPU seconds, the top 10 functions by self share) and exits with CMD's own status\n"
-        "(128+N when CMD died of signal N; 127 when it could not be run).\n"
+        "(128+N when CMD died of signal N; 127 when it was not found, 126 when it could not\n"
+        "be executed). A second ^C or SIGTERM after CMD has ended is ignored, so the run\n"
+        "is still written and stored; when ciprof itself is killed, CMD is killed too.\n"
         "The run is stored, with its git commit, branch and CI context, in the database\n"
         "(see 'ciprof runs' and 'ciprof show') unless --no-store is given.\n"
         "\n"
@@ -392,9 +394,10 @@ int cmd_run(int argc, char **argv)
 
 	r = runner_run(&p, &a.ropts);
 	if (r == RUNNER_ERR_EXEC) {
-		/* The command never ran: say why, exit 127, store nothing. */
+		/* The command never ran: say why, exit 127 or 126 as a shell would, store
+		 * nothing. */
 		fprintf(stderr, "ciprof: %s\n", cp_last_error());
-		status = 127;
+		status = p ? p->stats.exit_status : 127;
 		goto out;
 	}
 	if (r < 0) {

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -249,14 +251,41 @@ void launch_init(struct launch *l, struct attrib *a, struct markers *m)
 	l->markers = m;
 }
 
+/* The signals ciprof forwards to the command while it runs and ignores once it has ended
+ * (symbolizing and storing must not be cut short: docs/run.md). */
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+/* What ciprof was started with: the command inherits exactly this mask and SIGPIPE action,
+ * however many runs one process makes (an earlier launch_release leaves its signals
+ * blocked). */
+static sigset_t caller_mask;
+static struct sigaction caller_pipe;
+static int caller_saved;
+
 /* The child after fork: environment, output on the pty, wait for the cork, exec. */
 static void __attribute__((noreturn))
-child_main(const struct runner_opts *opts, char *const *env, const sigset_t *old_mask,
-           const struct sigaction *old_pipe, int go, int err, int ctl, int slave)
+child_main(const struct runner_opts *opts, char *const *env, pid_t parent, int go, int err,
+           int ctl, int slave)
 {
-	sigprocmask(SIG_SETMASK, old_mask, NULL);
-	sigaction(SIGPIPE, old_pipe, NULL);
-	/* The control pipe's write end stays open across exec, for the marks. */
+	sigprocmask(SIG_SETMASK, &caller_mask, NULL);
+	sigaction(SIGPIPE, &caller_pipe, NULL);
+	/* A SIGKILLed ciprof must not leave its command running unprofiled. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	/* The control pipe's write end stays open across exec, for the marks, on a high
+	 * number: the command's own files get the numbers they would get without ciprof. */
+	struct rlimit nofile;
+	long base = 1024;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < (rlim_t)base)
+		base = (long)nofile.rlim_cur;
+	base = base - 24 > 3 ? base - 24 : 3;
+	if (ctl < base) {
+		int hi = fcntl(ctl, F_DUPFD, (int)base);
+		if (hi >= 0) {
+			close(ctl);
+			ctl = hi;
+		}
+	}
 	fcntl(ctl, F_SETFD, 0);
 	char fdnum[16];
 	snprintf(fdnum, sizeof(fdnum), "%d", ctl);
@@ -283,7 +312,7 @@ child_main(const struct runner_opts *opts, char *const *env, const sigset_t *old
 	if (n != 1)
 		_exit(127); /* the sampler gave up */
 	execvp(opts->argv[0], opts->argv);
-	int e = errno;
+	int e = errno ? errno : ENOEXEC;
 	if (write(err, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(127);
@@ -298,14 +327,17 @@ int launch_start(struct launch *l, const struct runner_opts *opts, char *const *
 	int use_pty = opts->pty > 0 || (opts->pty == 0 && isatty(STDOUT_FILENO));
 
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
+	for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
+		sigaddset(&mask, forwarded_signals[i]);
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &l->old_mask);
 	/* A closed stdout must not kill ciprof while it copies the command's output. */
 	sigaction(SIGPIPE, &ign, &l->old_pipe);
+	if (!caller_saved) {
+		caller_mask = l->old_mask;
+		caller_pipe = l->old_pipe;
+		caller_saved = 1;
+	}
 	l->signals_saved = 1;
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(ctl, O_CLOEXEC) < 0) {
 		ret = cp_error_errno("cannot create pipes");
@@ -328,6 +360,7 @@ int launch_start(struct launch *l, const struct runner_opts *opts, char *const *
 	}
 
 	fflush(NULL);
+	pid_t parent = getpid();
 	l->child = fork();
 	if (l->child < 0) {
 		ret = cp_error_errno("cannot fork");
@@ -337,7 +370,7 @@ int launch_start(struct launch *l, const struct runner_opts *opts, char *const *
 		close(go[1]);
 		close(err[0]);
 		close(ctl[0]);
-		child_main(opts, env, &l->old_mask, &l->old_pipe, go[0], err[1], ctl[1], slave);
+		child_main(opts, env, parent, go[0], err[1], ctl[1], slave);
 	}
 	l->go_fd = go[1];
 	go[1] = -1;
@@ -390,6 +423,8 @@ int launch_go(struct launch *l, const char *argv0)
 		waitpid(l->child, NULL, 0);
 		l->child = -1;
 		cp_error("cannot run '%s': %s", argv0, strerror(exec_errno));
+		/* The shells' convention: 127 not found, 126 found but not executable. */
+		l->exec_status = exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
 		return RUNNER_ERR_EXEC;
 	}
 	return 0;
@@ -451,8 +486,14 @@ void launch_release(struct launch *l)
 		l->sfd = -1;
 	}
 	if (l->signals_saved) {
-		sigprocmask(SIG_SETMASK, &l->old_mask, NULL);
-		sigaction(SIGPIPE, &l->old_pipe, NULL);
+		/* The command has ended: from here on ciprof symbolizes and stores, which a
+		 * second ^C or a CI runner's SIGTERM must not cut short, so the forwarded
+		 * signals stay blocked and SIGPIPE ignored (a closed stdout is a write error)
+		 * until ciprof exits. Only SIGCHLD gets its old state back. */
+		sigset_t keep = l->old_mask;
+		for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
+			sigaddset(&keep, forwarded_signals[i]);
+		sigprocmask(SIG_SETMASK, &keep, NULL);
 		l->signals_saved = 0;
 	}
 	int *fds[] = {&l->go_fd, &l->err_fd, &l->ctl_fd, &l->pty_fd};

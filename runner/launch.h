@@ -31,6 +31,7 @@ struct launch {
 	sigset_t old_mask;
 	struct sigaction old_pipe;
 	int signals_saved;
+	int exec_status; /* after RUNNER_ERR_EXEC: 127 (not found) or 126 (not executable) */
 	double start; /* CLOCK_MONOTONIC seconds when the command was released */
 };
 
@@ -46,7 +47,8 @@ int launch_start(struct launch *l, const struct runner_opts *opts, char *const *
 
 /*
  * Releases the corked command and waits until it has exec'd. 0; RUNNER_ERR_EXEC when exec
- * failed (the child is reaped; cp_error holds "cannot run 'X': ..."); -1 on other failures
+ * failed (the child is reaped; cp_error holds "cannot run 'X': ...", l->exec_status the
+ * status to exit with: 127 not found, 126 not executable); -1 on other failures
  * (the child is killed and reaped).
  */
 int launch_go(struct launch *l, const char *argv0);
@@ -68,8 +70,9 @@ int launch_service(struct launch *l, struct pollfd *pfds, int *status);
 /* At the end: reads what the control pipe and the pty still hold and ends the markers. */
 void launch_drain_io(struct launch *l);
 
-/* Closes everything, restores the signal mask and SIGPIPE (consuming signals that raced with
- * the command's end, which would otherwise kill ciprof before it writes the profile). */
+/* Closes everything. SIGINT/TERM/HUP/QUIT stay blocked and SIGPIPE ignored from here until
+ * ciprof exits (signals that raced with the command's end are consumed), so that nothing
+ * kills ciprof before it has written and stored the profile; SIGCHLD is unblocked again. */
 void launch_release(struct launch *l);
 
 /* CTest: when argv runs ctest, loads its `--show-only=json-v1` test list into a. */

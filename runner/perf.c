@@ -717,7 +717,7 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 
 	ret = launch_go(&l, opts->argv[0]);
 	if (ret == RUNNER_ERR_EXEC) {
-		s.prof->stats.exit_status = 127;
+		s.prof->stats.exit_status = l.exec_status;
 		goto finish;
 	}
 	if (ret < 0)

@@ -1090,7 +1090,7 @@ int preload_backend_run(struct profile **out, const struct runner_opts *opts)
 	}
 	ret = launch_go(&l, opts->argv[0]);
 	if (ret == RUNNER_ERR_EXEC) {
-		s.prof->stats.exit_status = 127;
+		s.prof->stats.exit_status = l.exec_status;
 		for (size_t i = 0; i < s.nexp; i++)
 			free(s.exp[i].path);
 		s.nexp = 0;

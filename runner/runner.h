@@ -36,14 +36,15 @@ void runner_opts_init(struct runner_opts *o);
 /* Outcomes of runner_run besides 0 (cp_error holds the message in each case). */
 enum runner_error {
 	RUNNER_ERR_FAILED = -1,  /* ciprof itself failed (out of fds, ...) */
-	RUNNER_ERR_EXEC = -2,    /* the command could not be executed: exit 127 */
+	RUNNER_ERR_EXEC = -2,    /* the command could not be executed: exit 127 or 126 */
 	RUNNER_ERR_REFUSED = -3, /* perf_event_open refused; the message holds the diagnosis */
 };
 
 /*
  * Runs opts->argv under the sampler. On 0 the command ran, *out is a new profile (owned by
  * the caller) and (*out)->stats.exit_status is the status to exit with (128+N for signal N).
- * On RUNNER_ERR_EXEC, *out is still a (nearly empty) profile with exit_status 127.
+ * On RUNNER_ERR_EXEC, *out is still a (nearly empty) profile with exit_status 127 (not
+ * found) or 126 (found but not executable: a folder, no permission, not a program).
  * On other errors *out is NULL. SIGINT/SIGTERM received meanwhile are forwarded to the command,
  * and the profile gathered so far is still returned.
  */

@@ -22,12 +22,20 @@ expect_grep "/nonexistent/prog message" "$TMP/noent.err" "No such file"
 printf '#!/bin/sh\necho should not run\n' >"$TMP/not-executable"
 chmod 644 "$TMP/not-executable"
 run_capture noexec "$CIPROF" run --no-store -- "$TMP/not-executable"
-expect_rc "non-executable file" 127 noexec
+expect_rc "non-executable file (126, as in a shell)" 126 noexec
 expect_grep "non-executable file message" "$TMP/noexec.err" "cannot run '$TMP/not-executable'"
 expect_grep "non-executable file message" "$TMP/noexec.err" "Permission denied"
 if grep -q "should not run" "$TMP/noexec.out"; then
 	check_failed "the non-executable file was run anyway"
 fi
+
+run_capture isdir "$CIPROF" run --no-store -- "$TMP"
+expect_rc "a folder as the command (126)" 126 isdir
+expect_grep "folder message" "$TMP/isdir.err" "cannot run '$TMP'"
+run_capture et_noexec "$CIPROF" exec-test t -- "$TMP/not-executable"
+expect_rc "exec-test of a non-executable file (126)" 126 et_noexec
+run_capture et_noent "$CIPROF" exec-test t -- /nonexistent/prog
+expect_rc "exec-test of a missing file (127)" 127 et_noent
 
 # A command found through PATH, and one that is not found there.
 run_capture path_ok "$CIPROF" run --no-store -- sh -c 'exit 3'
@@ -136,6 +144,77 @@ signal_test int_trap INT 43 sh sh -c 'trap "exit 43" INT; while :; do :; done'
 # Untrapped: the command dies of the signal, ciprof exits 128+15. The command is a busy
 # loop in a shell (named "sh") so that the profile has samples.
 signal_test term_plain TERM 143 sh sh -c 'while :; do :; done'
+
+# --- signals after the command's end -----------------------------------------------------
+# A second SIGTERM/SIGINT while ciprof works after CMD's end (reading JUnit files,
+# symbolizing, storing) must not lose the run. The JUnit "file" is a FIFO: ciprof blocks
+# opening it after CMD has exited, exactly where the signals must be harmless.
+mkfifo "$TMP/junit.fifo"
+start_bg "$CIPROF" run --db "$TMP/late.db" --junit "$TMP/junit.fifo" -o "$TMP/late.folded" \
+	-- sh -c 'exit 5' >"$TMP/late.out" 2>"$TMP/late.err"
+late_pid=$BG
+# Opening the FIFO for writing waits until ciprof opens it for reading: CMD has ended.
+exec 7>"$TMP/junit.fifo"
+kill -TERM "$late_pid"
+kill -INT "$late_pid"
+kill -HUP "$late_pid"
+printf '<testsuite name="s"><testcase name="t"/></testsuite>\n' >&7
+exec 7>&-
+RC=0
+wait "$late_pid" || RC=$?
+expect_rc "SIGTERM, SIGINT and SIGHUP after CMD ended: CMD's status" 5 late
+expect_grep "the run is still stored" "$TMP/late.err" "stored run 1"
+[ -s "$TMP/late.folded" ] || grep -q "samples" "$TMP/late.err" ||
+	check_failed "no profile written after the late signals"
+
+# --- SIGKILL to ciprof ends CMD (parent-death signal) -------------------------------------
+start_bg "$CIPROF" run --no-store -- sh -c 'echo $$ >"$1.tmp"; mv "$1.tmp" "$1"; while :; do :; done' \
+	sh "$TMP/orphan.pid" >"$TMP/orphan.out" 2>"$TMP/orphan.err"
+orphan_ciprof=$BG
+for i in $(seq 200); do
+	[ -s "$TMP/orphan.pid" ] && break
+	sleep 0.05
+done
+orphan=$(cat "$TMP/orphan.pid" 2>/dev/null)
+kill -KILL "$orphan_ciprof"
+wait "$orphan_ciprof" 2>/dev/null
+if [ -z "$orphan" ]; then
+	check_failed "the command under ciprof never started"
+else
+	for i in $(seq 200); do
+		[ -e /proc/"$orphan" ] && [ "$(awk '{print $3}' /proc/"$orphan"/stat 2>/dev/null)" != Z ] || break
+		sleep 0.05
+	done
+	if [ -e /proc/"$orphan" ] && [ "$(awk '{print $3}' /proc/"$orphan"/stat 2>/dev/null)" != Z ]; then
+		check_failed "the command (pid $orphan) still runs after ciprof was SIGKILLed"
+		kill -KILL "$orphan"
+	else
+		ok "SIGKILL to ciprof ends its command"
+	fi
+fi
+
+# --- what CMD inherits ------------------------------------------------------------------------
+# CMD's own files get the numbers they would get without ciprof: the marks pipe sits high.
+"$CIPROF" run --no-store -- sh -c 'echo "ctl $CIPROF_CONTROL_FD"; ls /proc/self/fd' \
+	>"$TMP/fds.out" 2>"$TMP/fds.err" </dev/null
+ctl=$(sed -n 's/^ctl //p' "$TMP/fds.out")
+grep -vx -e "$ctl" -e 'ctl .*' "$TMP/fds.out" | sort -n >"$TMP/fds.got"
+sh -c 'ls /proc/self/fd' </dev/null | sort -n >"$TMP/fds.expect"
+if [ -n "$ctl" ] && [ "$ctl" -ge 100 ]; then
+	ok "the marks pipe is on a high fd ($ctl)"
+else
+	check_failed "the marks pipe takes fd '$ctl', a number CMD's own files would get"
+fi
+if cmp -s "$TMP/fds.got" "$TMP/fds.expect"; then
+	ok "CMD's other file descriptors are its own"
+else
+	check_failed "CMD's fds differ: $(tr '\n' ' ' <"$TMP/fds.got") vs $(tr '\n' ' ' <"$TMP/fds.expect")"
+fi
+RC=0
+mask=$("$CIPROF" run --no-store -- sh -c 'grep -E "^Sig(Blk|Ign)" /proc/self/status' 2>/dev/null) || RC=$?
+bare=$(sh -c 'grep -E "^Sig(Blk|Ign)" /proc/self/status')
+[ "$mask" = "$bare" ] && ok "CMD's signal mask and ignored signals are ciprof's own" ||
+	check_failed "CMD's signal state differs: '$mask' vs '$bare'"
 
 # --- input and output pass through --------------------------------------------------------
 printf 'a\nb\0c' >"$TMP/printf.expect"
