@@ -169,7 +169,7 @@ int cmd_export(int argc, char **argv)
 	if (!a.format)
 		return cli_usage_error("export", "--format is required: folded or speedscope");
 	struct store *s;
-	if ((r = cli_store_open(&s, a.db, 0)))
+	if ((r = cli_store_open(&s, a.db, STORE_READONLY)))
 		return r;
 	struct profile *p = NULL;
 	FILE *out = NULL;

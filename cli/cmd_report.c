@@ -265,7 +265,7 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	struct store *s;
-	if ((r = cli_store_open(&s, a.db, 0))) {
+	if ((r = cli_store_open(&s, a.db, STORE_READONLY))) {
 		frames_filter_release(&ff);
 		config_release(&cfg);
 		return r;

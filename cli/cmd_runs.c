@@ -119,7 +119,7 @@ int cmd_runs(int argc, char **argv)
 		return cli_usage_error("runs", "unexpected argument '%s'; see 'ciprof runs --help'",
 		                       argv[first]);
 	struct store *s;
-	if ((r = cli_store_open(&s, a.db, 0)))
+	if ((r = cli_store_open(&s, a.db, STORE_READONLY)))
 		return r;
 	struct run_meta *runs;
 	size_t n;

@@ -254,7 +254,7 @@ int cmd_show(int argc, char **argv)
 			                       argv[first + next]);
 	}
 	struct store *s;
-	if ((r = cli_store_open(&s, a.db, 0)))
+	if ((r = cli_store_open(&s, a.db, STORE_READONLY)))
 		return r;
 	struct profile *p = NULL;
 	struct run_meta m;

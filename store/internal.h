@@ -78,6 +78,12 @@ struct store {
 	sqlite3 *db;
 	char *path;
 	int readonly;
+	int immutable; /* opened with immutable=1: the file's folder or medium is read-only */
+	/* One busy-timeout budget (CIPROF_DB_TIMEOUT_MS) per wait for a lock: the busy
+	 * handler gives up at deadline_ms; an operation retrying a statement (store_begin,
+	 * WAL mode) sets it once for all of its attempts. */
+	int64_t timeout_ms, deadline_ms;
+	int budget_active;
 	sqlite3_stmt *stmt[Q_NSTMTS];
 	/* The whole dictionary as of this process's last write transaction, ids = database
 	 * ids: strings and frames in dict, stack nodes in trie; valid while the database's

@@ -104,18 +104,83 @@ sqlite3_stmt *store_stmt(struct store *s, enum store_stmt_id id)
 	return st;
 }
 
+/* The clock and the sleep of the busy handler (tests replace them). */
+int64_t (*store_test_clock_ms)(void);
+void (*store_test_sleep_ms)(int64_t ms);
+
+static int64_t now_ms(void)
+{
+	if (store_test_clock_ms)
+		return store_test_clock_ms();
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int64_t ms)
+{
+	if (store_test_sleep_ms) {
+		store_test_sleep_ms(ms);
+		return;
+	}
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Starts one budget of s->timeout_ms for a whole operation (all its attempts). */
+static void budget_start(struct store *s)
+{
+	s->deadline_ms = now_ms() + s->timeout_ms;
+	s->budget_active = 1;
+}
+
+static void budget_end(struct store *s)
+{
+	s->budget_active = 0;
+}
+
+/* SQLite's busy handler: waits in growing steps until the budget's deadline. A statement
+ * outside an operation's budget gets a budget of its own when it starts waiting. */
+static int busy_handler(void *arg, int count)
+{
+	static const int64_t steps[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50};
+	struct store *s = arg;
+	int64_t now = now_ms();
+	if (count == 0 && !s->budget_active)
+		s->deadline_ms = now + s->timeout_ms;
+	if (now >= s->deadline_ms)
+		return 0;
+	int64_t step = steps[count < 10 ? count : 9];
+	sleep_ms(step < s->deadline_ms - now ? step : s->deadline_ms - now);
+	return 1;
+}
+
+/* Runs sql, retrying while the database is busy, within one budget: SQLite returns BUSY
+ * without calling the busy handler in some cases (a deadlock-avoiding upgrade, changing the
+ * journal mode). 0 or -1 (what names the step in the message). */
+static int exec_retrying(struct store *s, const char *sql, const char *what)
+{
+	budget_start(s);
+	int ret = 0;
+	for (;;) {
+		int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			break;
+		int64_t left = s->deadline_ms - now_ms();
+		if ((rc & 0xff) != SQLITE_BUSY || left <= 0) {
+			ret = store_sqlerr(s, what);
+			break;
+		}
+		sleep_ms(left < 50 ? left : 50);
+	}
+	budget_end(s);
+	return ret;
+}
+
 int store_begin(struct store *s)
 {
-	/* The busy handler waits up to the timeout; a few more tries cover the cases where
-	 * SQLite returns BUSY without calling it (a deadlock-avoiding upgrade). */
-	for (int attempt = 0;; attempt++) {
-		int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-		if (rc == SQLITE_OK)
-			return 0;
-		if ((rc & 0xff) != SQLITE_BUSY || attempt >= 5)
-			return store_sqlerr(s, "starting a write transaction");
-		usleep(50000u * (unsigned)(attempt + 1));
-	}
+	return exec_retrying(s, "BEGIN IMMEDIATE", "starting a write transaction");
 }
 
 int store_commit(struct store *s)
@@ -262,14 +327,7 @@ int store_query_int(struct store *s, const char *sql, int64_t *out, const char *
 
 static int set_wal(struct store *s)
 {
-	for (int attempt = 0;; attempt++) {
-		int rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
-		if (rc == SQLITE_OK)
-			return 0;
-		if ((rc & 0xff) != SQLITE_BUSY || attempt >= 20)
-			return store_sqlerr(s, "switching to WAL mode");
-		usleep(50000);
-	}
+	return exec_retrying(s, "PRAGMA journal_mode = WAL", "switching to WAL mode");
 }
 
 /* Creates the schema in a fresh file, or upgrades an older one, in one transaction. Every
@@ -308,6 +366,87 @@ fail:
 	return -1;
 }
 
+/* Opens s->path with SQLite flags oflags; immutable: as a URI with immutable=1 (the path
+ * percent-encoded). 0 or -1. */
+static int open_db(struct store *s, int oflags, int immutable)
+{
+	struct strbuf uri = STRBUF_INIT;
+	const char *name = s->path;
+	if (immutable) {
+		strbuf_addstr(&uri, "file:");
+		for (const unsigned char *p = (const unsigned char *)s->path; *p; p++) {
+			if (*p <= ' ' || *p >= 0x7f || strchr("%?#&=", *p))
+				strbuf_addf(&uri, "%%%02X", *p);
+			else
+				strbuf_addch(&uri, (char)*p);
+		}
+		strbuf_addstr(&uri, "?immutable=1");
+		name = uri.buf;
+	}
+	int ret = 0;
+	if (sqlite3_open_v2(name, &s->db, oflags, NULL) != SQLITE_OK) {
+		if (!s->db)
+			ret = cp_error("cannot open database %s: out of memory", s->path);
+		else
+			ret = store_sqlerr(s, "opening");
+	} else {
+		sqlite3_extended_result_codes(s->db, 1);
+		sqlite3_busy_handler(s->db, busy_handler, s);
+		s->immutable = immutable;
+	}
+	strbuf_release(&uri);
+	return ret;
+}
+
+/* *out = schema version << 32 | number of schema objects, in one statement, so one snapshot:
+ * another process may be creating the schema. */
+static int read_version(struct store *s, int64_t *out)
+{
+	return store_query_int(s,
+	                       "SELECT (SELECT user_version FROM pragma_user_version) * "
+	                       "4294967296 + (SELECT count(*) FROM sqlite_schema)",
+	                       out, "reading the schema version");
+}
+
+/* Whether path's folder (or its medium) is read-only for this process. */
+static int read_only_place(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	int ro = access(dir, W_OK) < 0 && (errno == EACCES || errno == EROFS || errno == EPERM);
+	free(dir);
+	return ro;
+}
+
+/* A writer first checks the file (PRAGMA quick_check: page structure, not contents), so a
+ * run is never added to a database that is already corrupt. 0 or -1. */
+static int quick_check(struct store *s)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "checking the file");
+	int rc = sqlite3_step(st);
+	int ret = 0;
+	if (rc != SQLITE_ROW) {
+		ret = store_sqlerr(s, "checking the file");
+	} else {
+		const char *r = (const char *)sqlite3_column_text(st, 0);
+		if (!r || strcmp(r, "ok"))
+			ret = cp_error("database %s is corrupt (%s); nothing was written to it: "
+			               "restore it from a backup, or move it away and ciprof starts "
+			               "a new history",
+			               s->path, r ? r : "quick_check failed");
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
 int store_open(struct store **out, const char *path, int flags)
 {
 	*out = NULL;
@@ -330,29 +469,27 @@ int store_open(struct store **out, const char *path, int flags)
 	struct store *s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(path);
 	s->readonly = readonly;
+	s->timeout_ms = busy_timeout_ms();
 	store_cache_reset(s);
 	int oflags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 	if ((flags & STORE_CREATE) && !readonly)
 		oflags |= SQLITE_OPEN_CREATE;
-	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
-		if (!s->db) {
-			cp_error("cannot open database %s: out of memory", path);
-			goto fail;
-		}
-		store_sqlerr(s, "opening");
+	if (open_db(s, oflags, 0) < 0)
 		goto fail;
-	}
-	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_busy_timeout(s->db, busy_timeout_ms());
 
 	/* Look before touching anything: a foreign, corrupt or newer file is left as it is. */
-	/* One statement, so one snapshot: another process may be creating the schema. */
 	int64_t version, ntables;
-	if (store_query_int(s,
-	                    "SELECT (SELECT user_version FROM pragma_user_version) * 4294967296 + "
-	                    "(SELECT count(*) FROM sqlite_schema)",
-	                    &version, "reading the schema version") < 0)
-		goto fail;
+	if (read_version(s, &version) < 0) {
+		/* A read-only folder or medium: a WAL database's shared-memory file cannot be
+		 * made there, and nobody can be writing it, so read it as immutable. */
+		if (!readonly || !read_only_place(path))
+			goto fail;
+		sqlite3_close(s->db);
+		s->db = NULL;
+		if (open_db(s, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, 1) < 0 ||
+		    read_version(s, &version) < 0)
+			goto fail;
+	}
 	ntables = version & 0xffffffff;
 	version >>= 32;
 	if (version > STORE_SCHEMA_VERSION) {
@@ -378,6 +515,8 @@ int store_open(struct store **out, const char *path, int flags)
 		         path, (long long)version, STORE_SCHEMA_VERSION);
 		goto fail;
 	}
+	if (!readonly && version > 0 && quick_check(s) < 0)
+		goto fail;
 	if (!readonly) {
 		/* Both only take effect on a file without pages yet, so every process creating
 		 * the same file at once says the same. */

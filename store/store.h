@@ -27,8 +27,11 @@ struct store;
  * Opens the database at path. Without STORE_CREATE a missing file is an error. A file that is
  * not a database, is corrupt, has a newer schema than STORE_SCHEMA_VERSION, or stays locked by
  * another process longer than the busy timeout (10 s; env CIPROF_DB_TIMEOUT_MS overrides) is an
- * error too, and is left byte for byte as it was. An older schema is migrated in one
- * transaction (unless STORE_READONLY). When STORE_CREATE creates a folder named ".ciprof", it
+ * error too, and is left byte for byte as it was. The timeout is one budget per wait for a
+ * lock, however many attempts the wait takes. A writer (no STORE_READONLY) first runs SQLite's
+ * quick_check and refuses a damaged file. An older schema is migrated in one transaction
+ * (unless STORE_READONLY, which refuses it and never writes: on a read-only folder or medium
+ * the file is opened as immutable). When STORE_CREATE creates a folder named ".ciprof", it
  * also writes ".ciprof/.gitignore" ("*") so the database never dirties a work tree.
  * On success *out is owned by the caller: store_close it.
  */
@@ -145,5 +148,9 @@ int store_check(struct store *s);
 
 /* Tests only: when set, called inside store_add_run's transaction just before COMMIT. */
 extern void (*store_test_hook_before_commit)(void);
+/* Tests only: when set, the clock (milliseconds) and the sleep that waiting for a lock uses,
+ * so a test can count the time the busy timeout budget allows without waiting it. */
+extern int64_t (*store_test_clock_ms)(void);
+extern void (*store_test_sleep_ms)(int64_t ms);
 
 #endif

@@ -155,6 +155,54 @@ run_capture newer "$CIPROF" runs --db "$TMP/newer.db"
 cmp -s "$TMP/newer.db" "$TMP/newer.orig" || check_failed "newer db was modified"
 ok "missing, corrupt and newer databases refused"
 
+# Read commands open the file read-only: an older schema is refused, not migrated, and the
+# file is left byte for byte as it was.
+cp "$DB" "$TMP/older.db"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("DROP TABLE results"); c.execute("PRAGMA user_version=2"); c.commit(); c.close()' "$TMP/older.db"
+cp "$TMP/older.db" "$TMP/older.orig"
+for cmd in runs show export report; do
+	args=()
+	[ "$cmd" = export ] && args=(--format folded)
+	run_capture "older_$cmd" "$CIPROF" "$cmd" --db "$TMP/older.db" "${args[@]}"
+	[ "$RC" = 3 ] && grep -q "needs an upgrade" "$TMP/older_$cmd.err" ||
+		check_failed "$cmd on an older schema: rc $RC: $(cat "$TMP/older_$cmd.err")"
+	cmp -s "$TMP/older.db" "$TMP/older.orig" || check_failed "$cmd migrated or changed the file"
+done
+ok "read commands leave an older database untouched"
+
+# A read-only folder (as on read-only media): read commands still work.
+mkdir "$TMP/ro"
+cp "$DB" "$TMP/ro/h.db"
+rm -f "$TMP/ro/h.db-wal" "$TMP/ro/h.db-shm"
+chmod 444 "$TMP/ro/h.db"
+chmod 555 "$TMP/ro"
+as_user=()
+if [ "$(id -u)" = 0 ]; then
+	# root writes anywhere: read as nobody. The build tree must be reachable for it.
+	if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups \
+		test -x "$CIPROF" 2>/dev/null; then
+		chmod 755 "$TMP"
+		as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	else
+		as_user=(skip)
+	fi
+fi
+if [ "${as_user[0]:-}" = skip ]; then
+	echo "note [$TEST_NAME]: cannot drop root here; read-only folder check skipped"
+else
+	for cmd in runs show export report; do
+		args=()
+		[ "$cmd" = export ] && args=(--format folded)
+		run_capture "ro_$cmd" "${as_user[@]}" "$CIPROF" "$cmd" --db "$TMP/ro/h.db" "${args[@]}"
+		[ "$RC" = 0 ] || [ "$cmd" = report ] && [ "$RC" != 3 ] ||
+			check_failed "$cmd in a read-only folder: rc $RC: $(cat "$TMP/ro_$cmd.err")"
+	done
+	grep -q "make test" "$TMP/ro_runs.out" || check_failed "runs in a read-only folder listed nothing"
+	ok "read commands work in a read-only folder"
+fi
+chmod 755 "$TMP/ro"
+chmod 700 "$TMP"
+
 # The default path: CIPROF_DB, else .ciprof/ciprof.db at the work tree's top.
 mkdir -p "$TMP/repo/.git" "$TMP/repo/src/deep"
 run_capture defpath env -u CIPROF_DB -C "$TMP/repo/src/deep" "$CIPROF" runs
@@ -172,6 +220,38 @@ if [ "$RC" = 0 ]; then
 	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"]; assert len(r)==2' \
 		"$TMP/realruns.out" || check_failed "two real runs listed"
 	ok "two real runs stored and listed"
+	# A writer checks the file first: nothing is stored into a database that is corrupt,
+	# wherever the damage is (each page of a copy in turn, where SQLite's quick_check sees it).
+	python3 - "$TMP/real.db" "$TMP/corrupt" <<'PY' || check_failed "could not corrupt a copy"
+import sqlite3, sys
+good = open(sys.argv[1], "rb").read()
+psize = int.from_bytes(good[16:18], "big")
+n = 0
+for page in range(1, len(good) // psize):
+    bad = bytearray(good)
+    bad[page * psize + 8:page * psize + 72] = b"\xff" * 64
+    path = "%s%d.db" % (sys.argv[2], page)
+    open(path, "wb").write(bad)
+    c = sqlite3.connect(path)
+    try:
+        ok = c.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    except sqlite3.DatabaseError:
+        ok = False
+    c.close()
+    if ok:
+        continue
+    open(path + ".orig", "wb").write(bad)
+    n += 1
+sys.exit(0 if n else 1)
+PY
+	for orig in "$TMP"/corrupt*.db.orig; do
+		db=${orig%.orig}
+		run_capture corrupt_run "$CIPROF" run --db "$db" -- true
+		[ "$RC" = 3 ] && grep -q "corrupt" "$TMP/corrupt_run.err" ||
+			check_failed "run into $(basename "$db"): rc $RC: $(cat "$TMP/corrupt_run.err")"
+		cmp -s "$db" "$orig" || check_failed "run wrote into the corrupt $(basename "$db")"
+	done
+	ok "run refuses a corrupt database and leaves it as it was"
 else
 	echo "note [$TEST_NAME]: 'ciprof run' cannot sample here (rc $RC); real runs skipped"
 fi

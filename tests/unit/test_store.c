@@ -689,6 +689,64 @@ static void test_locked(void **state)
 	free(db);
 }
 
+static int64_t fake_now_ms;
+static int64_t fake_clock(void)
+{
+	return fake_now_ms;
+}
+static void fake_sleep(int64_t ms)
+{
+	fake_now_ms += ms;
+}
+
+/* CIPROF_DB_TIMEOUT_MS is one budget for a wait, not one per retry. */
+static void test_one_busy_budget(void **state)
+{
+	char *db = path_in("budget.db");
+	struct store *s = open_ok(db, STORE_CREATE);
+	struct profile *p = tu_random_profile(5, 2, 20, 10, 5);
+	struct run_meta m;
+	tu_meta(&m, "main", "c");
+	assert_int_equal(store_add_run(s, &m, p), 0);
+	store_close(s);
+	setenv("CIPROF_DB_TIMEOUT_MS", "1000", 1);
+	store_test_clock_ms = fake_clock;
+	store_test_sleep_ms = fake_sleep;
+
+	sqlite3 *other;
+	assert_int_equal(sqlite3_open(db, &other), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	s = open_ok(db, 0);
+	int64_t t0 = fake_now_ms;
+	assert_int_equal(store_add_run(s, &m, p), -1);
+	assert_non_null(strstr(cp_last_error(), "locked by another process"));
+	/* It waited the budget, once. */
+	assert_true(fake_now_ms - t0 >= 1000);
+	assert_true(fake_now_ms - t0 <= 1000 + 50);
+	store_close(s);
+
+	/* The whole file locked: opening waits one budget too. */
+	sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+	assert_int_equal(sqlite3_exec(other,
+	                              "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; "
+	                              "SELECT count(*) FROM runs;",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	t0 = fake_now_ms;
+	assert_int_equal(store_open(&s, db, 0), -1);
+	assert_true(fake_now_ms - t0 >= 1000);
+	assert_true(fake_now_ms - t0 <= 1000 + 50);
+	sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(other);
+
+	store_test_clock_ms = NULL;
+	store_test_sleep_ms = NULL;
+	unsetenv("CIPROF_DB_TIMEOUT_MS");
+	run_meta_release(&m);
+	profile_free(p);
+	free(db);
+}
+
 static void test_gitignore_and_default_path(void **state)
 {
 	char *db = path_in("repo/.ciprof/ciprof.db");
@@ -754,6 +812,7 @@ int main(void)
 	        cmocka_unit_test(test_newer_version),
 	        cmocka_unit_test(test_foreign_and_missing),
 	        cmocka_unit_test(test_locked),
+	        cmocka_unit_test(test_one_busy_budget),
 	        cmocka_unit_test(test_gitignore_and_default_path),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
