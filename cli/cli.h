@@ -3,6 +3,9 @@
 #ifndef CP_CLI_H
 #define CP_CLI_H
 
+#include "report/report.h"
+#include "runner/runner.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -49,8 +52,32 @@ void cli_print_usage(FILE *out, const char *cmd, const char *usage_line, const c
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parses a whole decimal integer in [min, max]; 0 or -1. */
 int cli_parse_int(const char *s, long min, long max, long *out);
+/* --format of the reports, --backend and --unwind of the sampler: 0, or -1 after printing a
+ * usage error for cmd (cli_parse_backend prints nothing when cmd is NULL). */
+int cli_parse_report_format(const char *cmd, const char *arg, enum report_format *out);
+int cli_parse_backend(const char *cmd, const char *arg, enum runner_backend *out);
+int cli_parse_unwind(const char *cmd, const char *arg, enum runner_unwind *out);
 /* Flushes and closes stdout; a failure (full disk, closed pipe) is reported. 0 or EXIT_RUNTIME. */
 int cli_finish_stdout(void);
+
+struct config;
+struct attrib_rules;
+/* The stack rules: the project's own (.ciprof.yml, loaded into cfg) first, so they win, then
+ * the built-in ones unless the project turned them off. 0, or -1 with cp_error set. */
+int cli_load_rules(struct config *cfg, struct attrib_rules *rules);
+/* Parses a number in [lo, hi] (lo excluded when open_lo) for option opt of cmd; 0, or -1 after
+ * printing a usage error. */
+int cli_parse_number(const char *cmd, const char *opt, const char *arg, double lo, double hi,
+                     int open_lo, double *out);
+/* Writes buf to path, or to stdout when path is NULL, and closes stdout. 0 or EXIT_RUNTIME
+ * (message printed). */
+struct strbuf;
+int cli_write_output(const char *path, const struct strbuf *buf);
+
+/* A run's outcome and counts (exit code, times, rate, samples) from its profile's stats. */
+struct run_meta;
+struct profile;
+void cli_meta_from_profile(struct run_meta *m, const struct profile *p);
 
 int cmd_run(int argc, char **argv);
 int cmd_exec_test(int argc, char **argv);
@@ -63,6 +90,7 @@ int cmd_export(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_comment(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_ab(int argc, char **argv);
 
 extern const struct cli_command cli_commands[];
 

@@ -100,15 +100,15 @@ struct report_args {
 	struct report_options opts;
 };
 
-static int parse_number(const char *opt, const char *arg, double lo, double hi, int open_lo,
-                        double *out)
+int cli_parse_number(const char *cmd, const char *opt, const char *arg, double lo, double hi,
+                     int open_lo, double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(arg, &end);
 	if (errno || end == arg || *end || !isfinite(v) || v > hi || v < lo ||
 	    (open_lo && v == lo)) {
-		cli_usage_error("report", "%s takes a number %s %g and <= %g, not '%s'", opt,
+		cli_usage_error(cmd, "%s takes a number %s %g and <= %g, not '%s'", opt,
 		                open_lo ? ">" : ">=", lo, hi, arg);
 		return -1;
 	}
@@ -146,20 +146,7 @@ static int report_opt(void *ctx, int id, const char *arg)
 		a->set |= SET_BASE_RUNS;
 		return 0;
 	case OPT_FORMAT:
-		if (!strcmp(arg, "md") || !strcmp(arg, "markdown"))
-			a->format = REPORT_FORMAT_MD;
-		else if (!strcmp(arg, "html"))
-			a->format = REPORT_FORMAT_HTML;
-		else if (!strcmp(arg, "svg"))
-			a->format = REPORT_FORMAT_SVG;
-		else if (!strcmp(arg, "json"))
-			a->format = REPORT_FORMAT_JSON;
-		else {
-			cli_usage_error("report", "--format takes md, html, svg or json, not '%s'",
-			                arg);
-			return -1;
-		}
-		return 0;
+		return cli_parse_report_format("report", arg, &a->format);
 	case 'o':
 		a->output = arg;
 		return 0;
@@ -167,19 +154,19 @@ static int report_opt(void *ctx, int id, const char *arg)
 		a->fail = 1;
 		return 0;
 	case OPT_MIN_CHANGE:
-		if (parse_number("--min-change", arg, 0, 1000, 0, &v) < 0)
+		if (cli_parse_number("report", "--min-change", arg, 0, 1000, 0, &v) < 0)
 			return -1;
 		a->opts.min_change = v / 100;
 		a->set |= SET_MIN_CHANGE;
 		return 0;
 	case OPT_MIN_SHARE:
-		if (parse_number("--min-share", arg, 0, 100, 0, &v) < 0)
+		if (cli_parse_number("report", "--min-share", arg, 0, 100, 0, &v) < 0)
 			return -1;
 		a->opts.min_share = v / 100;
 		a->set |= SET_MIN_SHARE;
 		return 0;
 	case OPT_ALPHA:
-		if (parse_number("--alpha", arg, 0, 0.999999, 1, &v) < 0)
+		if (cli_parse_number("report", "--alpha", arg, 0, 0.999999, 1, &v) < 0)
 			return -1;
 		a->opts.alpha = v;
 		a->set |= SET_ALPHA;
@@ -218,8 +205,7 @@ static void filter_profile(const struct frames_filter *ff, struct profile **p)
 	*p = f;
 }
 
-/* Writes buf to path, or to stdout when path is NULL. 0 or EXIT_RUNTIME (message printed). */
-static int write_output(const char *path, const struct strbuf *buf)
+int cli_write_output(const char *path, const struct strbuf *buf)
 {
 	if (!path) {
 		fwrite(buf->buf, 1, buf->len, stdout);
@@ -322,7 +308,7 @@ int cmd_report(int argc, char **argv)
 		         report_verdict_name(diff->verdict), (long long)id, why.buf,
 		         diff->nregressed, diff->nimproved, diff->ntested, diff->scale);
 	strbuf_release(&why);
-	if ((r = write_output(a.output, &out)))
+	if ((r = cli_write_output(a.output, &out)))
 		goto out;
 	r = a.fail && diff && diff->verdict == REPORT_REGRESSED ? EXIT_REGRESSION : EXIT_OK;
 out:

@@ -121,28 +121,9 @@ static int run_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_BACKEND:
 		a->backend_given = 1;
-		if (!strcmp(arg, "auto"))
-			a->ropts.backend = RUNNER_BACKEND_AUTO;
-		else if (!strcmp(arg, "perf"))
-			a->ropts.backend = RUNNER_BACKEND_PERF;
-		else if (!strcmp(arg, "preload"))
-			a->ropts.backend = RUNNER_BACKEND_PRELOAD;
-		else {
-			cli_usage_error("run", "--backend takes auto, perf or preload, not '%s'",
-			                arg);
-			return -1;
-		}
-		return 0;
+		return cli_parse_backend("run", arg, &a->ropts.backend);
 	case OPT_UNWIND:
-		if (!strcmp(arg, "fp"))
-			a->ropts.unwind = RUNNER_UNWIND_FP;
-		else if (!strcmp(arg, "dwarf"))
-			a->ropts.unwind = RUNNER_UNWIND_DWARF;
-		else {
-			cli_usage_error("run", "--unwind takes fp or dwarf, not '%s'", arg);
-			return -1;
-		}
-		return 0;
+		return cli_parse_unwind("run", arg, &a->ropts.unwind);
 	case OPT_STACK_SIZE:
 		if (cli_parse_int(arg, 8, RUNNER_STACK_SIZE_MAX, &v) < 0 || v % 8) {
 			cli_usage_error("run",
@@ -235,9 +216,7 @@ static void print_summary(const struct profile *p)
 	free(f);
 }
 
-/* The stack rules: the project's own (.ciprof.yml) first, so they win, then the built-in ones
- * unless the project turned them off. */
-static int load_rules(struct config *cfg, struct attrib_rules *rules)
+int cli_load_rules(struct config *cfg, struct attrib_rules *rules)
 {
 	if (config_load(cfg, NULL) < 0)
 		return -1;
@@ -301,6 +280,16 @@ static void collect_meta(struct run_meta *m, char **argv)
 	free(cmd);
 }
 
+void cli_meta_from_profile(struct run_meta *m, const struct profile *p)
+{
+	m->exit_code = p->stats.exit_status;
+	m->wall_seconds = p->stats.wall_seconds;
+	m->cpu_seconds = p->stats.cpu_seconds;
+	m->hz = p->stats.hz;
+	m->samples = p->stats.samples;
+	m->lost = p->stats.lost;
+}
+
 /* Stores the run; 0, or -1 after printing why. */
 static int store_run(struct run_args *a, const struct profile *p)
 {
@@ -308,14 +297,8 @@ static int store_run(struct run_args *a, const struct profile *p)
 	struct store *s = NULL;
 	int r = store_open(&s, path, STORE_CREATE);
 	if (r == 0) {
-		struct run_meta *m = &a->meta;
-		m->exit_code = p->stats.exit_status;
-		m->wall_seconds = p->stats.wall_seconds;
-		m->cpu_seconds = p->stats.cpu_seconds;
-		m->hz = p->stats.hz;
-		m->samples = p->stats.samples;
-		m->lost = p->stats.lost;
-		r = store_add_run(s, m, p);
+		cli_meta_from_profile(&a->meta, p);
+		r = store_add_run(s, &a->meta, p);
 	}
 	if (r == 0)
 		log_info("stored run %lld in %s", (long long)a->meta.id, path);
@@ -375,7 +358,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	a.ropts.argv = argv + first;
-	if (load_rules(&cfg, &rules) < 0) {
+	if (cli_load_rules(&cfg, &rules) < 0) {
 		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
 		status = EXIT_USAGE;
 		goto out;
@@ -384,10 +367,9 @@ int cmd_run(int argc, char **argv)
 	if (!a.hz_given)
 		a.ropts.hz = (int)config_int(&cfg, CONFIG_RUN_HZ);
 	if (!a.backend_given) {
-		const char *b = config_str(&cfg, CONFIG_RUN_BACKEND);
-		a.ropts.backend = !strcmp(b, "perf")      ? RUNNER_BACKEND_PERF
-		                  : !strcmp(b, "preload") ? RUNNER_BACKEND_PRELOAD
-		                                          : RUNNER_BACKEND_AUTO;
+		if (cli_parse_backend(NULL, config_str(&cfg, CONFIG_RUN_BACKEND),
+		                      &a.ropts.backend) < 0)
+			a.ropts.backend = RUNNER_BACKEND_AUTO;
 	}
 	if (!a.no_store)
 		collect_meta(&a.meta, a.ropts.argv);

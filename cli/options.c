@@ -131,3 +131,49 @@ int cli_finish_stdout(void)
 	}
 	return EXIT_OK;
 }
+
+int cli_parse_report_format(const char *cmd, const char *arg, enum report_format *out)
+{
+	if (!strcmp(arg, "md") || !strcmp(arg, "markdown"))
+		*out = REPORT_FORMAT_MD;
+	else if (!strcmp(arg, "html"))
+		*out = REPORT_FORMAT_HTML;
+	else if (!strcmp(arg, "svg"))
+		*out = REPORT_FORMAT_SVG;
+	else if (!strcmp(arg, "json"))
+		*out = REPORT_FORMAT_JSON;
+	else {
+		cli_usage_error(cmd, "--format takes md, html, svg or json, not '%s'", arg);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_backend(const char *cmd, const char *arg, enum runner_backend *out)
+{
+	if (!strcmp(arg, "auto"))
+		*out = RUNNER_BACKEND_AUTO;
+	else if (!strcmp(arg, "perf"))
+		*out = RUNNER_BACKEND_PERF;
+	else if (!strcmp(arg, "preload"))
+		*out = RUNNER_BACKEND_PRELOAD;
+	else {
+		if (cmd)
+			cli_usage_error(cmd, "--backend takes auto, perf or preload, not '%s'", arg);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_unwind(const char *cmd, const char *arg, enum runner_unwind *out)
+{
+	if (!strcmp(arg, "fp"))
+		*out = RUNNER_UNWIND_FP;
+	else if (!strcmp(arg, "dwarf"))
+		*out = RUNNER_UNWIND_DWARF;
+	else {
+		cli_usage_error(cmd, "--unwind takes fp or dwarf, not '%s'", arg);
+		return -1;
+	}
+	return 0;
+}

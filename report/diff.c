@@ -341,6 +341,48 @@ static void propagate(const struct profile *names, const double *self, double *t
 		total[names->nodes[n].parent] += total[n];
 }
 
+void report_diff_settle(struct report_diff *d)
+{
+	struct report_tree *t = &d->tree;
+	const struct profile *names = t->names;
+	size_t nn = names->nnodes, nf = names->nframes;
+	d->nregressed = d->nimproved = 0;
+	memset(t->frame_flag, 0, nf ? nf : 1);
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_item *it = &d->items[i];
+		if (it->cmp.kind == REPORT_REGRESSION)
+			d->nregressed++;
+		else if (it->cmp.kind == REPORT_IMPROVEMENT)
+			d->nimproved++;
+		if (it->measure == REPORT_SELF && it->cmp.significant)
+			t->frame_flag[it->frame] = it->cmp.kind == REPORT_REGRESSION ? 1 : -1;
+	}
+	d->verdict = d->nregressed ? REPORT_REGRESSED : d->nimproved ? REPORT_IMPROVED : REPORT_OK;
+
+	/* Hottest call path of each function: its heaviest node (head side, or base when it
+	 * shrank). */
+	uint32_t *best_h = xcalloc(nf ? nf : 1, sizeof(*best_h));
+	uint32_t *best_b = xcalloc(nf ? nf : 1, sizeof(*best_b));
+	for (size_t n = 1; n < nn; n++) {
+		uint32_t f = names->nodes[n].frame;
+		if (!best_h[f] || t->head[n] > t->head[best_h[f]])
+			best_h[f] = (uint32_t)n;
+		if (!best_b[f] || t->base[n] > t->base[best_b[f]])
+			best_b[f] = (uint32_t)n;
+	}
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_item *it = &d->items[i];
+		if (it->measure == REPORT_TEST)
+			continue;
+		int use_base = it->cmp.kind == REPORT_IMPROVEMENT || !(it->cmp.head_count > 0);
+		it->path = use_base ? best_b[it->frame] : best_h[it->frame];
+	}
+	if (d->nitems)
+		qsort(d->items, d->nitems, sizeof(*d->items), item_cmp);
+	free(best_h);
+	free(best_b);
+}
+
 void report_diff_new(struct report_diff **out, const struct profile *base, size_t base_nruns,
                      struct profile *const *base_runs, size_t nruns, const struct profile *head,
                      const struct report_options *o)
@@ -470,41 +512,8 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	}
 	judge(d);
 
-	memset(t->frame_flag, 0, nf ? nf : 1);
-	for (size_t i = 0; i < d->nitems; i++) {
-		struct report_item *it = &d->items[i];
-		if (it->cmp.kind == REPORT_REGRESSION)
-			d->nregressed++;
-		else if (it->cmp.kind == REPORT_IMPROVEMENT)
-			d->nimproved++;
-		if (it->measure == REPORT_SELF && it->cmp.significant)
-			t->frame_flag[it->frame] = it->cmp.kind == REPORT_REGRESSION ? 1 : -1;
-	}
-	d->verdict = d->nregressed ? REPORT_REGRESSED : d->nimproved ? REPORT_IMPROVED : REPORT_OK;
+	report_diff_settle(d);
 
-	/* Hottest call path of each function: its heaviest node (head side, or base when it
-	 * shrank). */
-	uint32_t *best_h = xcalloc(nf ? nf : 1, sizeof(*best_h));
-	uint32_t *best_b = xcalloc(nf ? nf : 1, sizeof(*best_b));
-	for (size_t n = 1; n < nn; n++) {
-		uint32_t f = names->nodes[n].frame;
-		if (!best_h[f] || t->head[n] > t->head[best_h[f]])
-			best_h[f] = (uint32_t)n;
-		if (!best_b[f] || t->base[n] > t->base[best_b[f]])
-			best_b[f] = (uint32_t)n;
-	}
-	for (size_t i = 0; i < d->nitems; i++) {
-		struct report_item *it = &d->items[i];
-		if (it->measure == REPORT_TEST)
-			continue;
-		int use_base = it->cmp.kind == REPORT_IMPROVEMENT || !(it->cmp.head_count > 0);
-		it->path = use_base ? best_b[it->frame] : best_h[it->frame];
-	}
-	if (d->nitems)
-		qsort(d->items, d->nitems, sizeof(*d->items), item_cmp);
-
-	free(best_h);
-	free(best_b);
 	free(res_h);
 	free(res_b);
 	free(rs_h);

@@ -50,6 +50,10 @@ struct report_cmp {
 	                    when tests were attributed) */
 	int significant; /* q <= alpha and |change| >= min_change */
 	enum report_kind kind;
+	/* ciprof ab only (0 otherwise): the standard deviation of the rounds' log head/base
+	 * ratios, and whether the item is still undecided (never a change) */
+	double spread;
+	int undecided;
 };
 
 struct report_item {
@@ -75,6 +79,18 @@ struct report_tree {
 	uint32_t *child;
 };
 
+/* How a `ciprof ab` comparison ran: the renderers head the report with it. */
+struct report_ab {
+	const char *id;      /* the comparison's id (runs are tagged ab=ID) */
+	size_t rounds;       /* complete rounds: one base and one head run each */
+	size_t max_rounds;   /* the budget in rounds */
+	double seconds;      /* wall time of the rounds */
+	const char *stopped; /* why it ended: "decided", "rounds", "seconds", "interrupted" */
+	const char *event;   /* what was sampled: "cpu-clock", "instructions", "cycles" */
+	size_t undecided;    /* judged items neither changed nor decided the same */
+	size_t looks;        /* looks planned; each tested at alpha / looks */
+};
+
 struct report_diff {
 	struct report_options opts;
 	size_t base_runs;                  /* runs merged into the baseline */
@@ -93,6 +109,7 @@ struct report_diff {
 	size_t ntested, nregressed, nimproved;
 	enum report_verdict verdict;
 	struct report_tree tree;
+	const struct report_ab *ab; /* borrowed; set by ciprof ab (NULL otherwise) */
 };
 
 /*
@@ -104,6 +121,11 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
                      struct profile *const *base_runs, size_t nruns, const struct profile *head,
                      const struct report_options *o);
 void report_diff_free(struct report_diff *d);
+
+/* After items' cmp.kind and significance were set from elsewhere (ciprof ab's paired
+ * statistics): recounts regressions and improvements, the verdict, the flame graph's flags and
+ * the hottest paths, and sorts the items again (flagged first). */
+void report_diff_settle(struct report_diff *d);
 
 /* Seconds per sample of a profile: its period, else 1/hz, else cpu_seconds/samples. */
 double report_period(const struct profile *p);

@@ -23,7 +23,7 @@ static json_t *jstr(const char *s)
 	return j ? j : json_string("");
 }
 
-static json_t *cmp_json(const struct report_item *it, const struct report_diff *d)
+static json_t *cmp_json(const struct report_item *it, const struct report_diff *d, int ab)
 {
 	const struct report_cmp *c = &it->cmp;
 	json_t *o = json_object();
@@ -47,6 +47,10 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 	json_object_set_new(o, "expected_samples", jnum(c->expected));
 	json_object_set_new(o, "new", json_boolean(isinf(c->change)));
 	json_object_set_new(o, "gone", json_boolean(!(c->head_count > 0) && c->base_count > 0));
+	if (ab) {
+		json_object_set_new(o, "undecided", json_boolean(c->undecided));
+		json_object_set_new(o, "rounds_spread", jnum(expm1(c->spread)));
+	}
 	if (it->path) {
 		const struct profile *names = d->tree.names;
 		json_t *path = json_array();
@@ -117,8 +121,21 @@ int report_json(const struct report *r, struct strbuf *out)
 			if (!it->cmp.tested && it->measure != REPORT_TEST)
 				continue;
 			json_array_append_new(it->measure == REPORT_TEST ? tests : funcs,
-			                      cmp_json(it, d));
+			                      cmp_json(it, d, d->ab != NULL));
 		}
+	}
+	if (d && d->ab) {
+		const struct report_ab *ab = d->ab;
+		json_t *o = json_object();
+		json_object_set_new(o, "id", jstr(ab->id));
+		json_object_set_new(o, "rounds", json_integer((json_int_t)ab->rounds));
+		json_object_set_new(o, "max_rounds", json_integer((json_int_t)ab->max_rounds));
+		json_object_set_new(o, "seconds", jnum(ab->seconds));
+		json_object_set_new(o, "stopped", json_string(ab->stopped));
+		json_object_set_new(o, "event", json_string(ab->event));
+		json_object_set_new(o, "undecided", json_integer((json_int_t)ab->undecided));
+		json_object_set_new(o, "looks", json_integer((json_int_t)ab->looks));
+		json_object_set_new(root, "ab", o);
 	}
 	json_object_set_new(root, "tests", tests);
 	json_object_set_new(root, "functions", funcs);

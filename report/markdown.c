@@ -163,10 +163,20 @@ static void table_end(struct table *t)
 	strbuf_addch(t->o, '\n');
 }
 
+/* ciprof ab: the rounds' spread of an item's head/base ratio, as a percentage. */
+static void add_spread(struct strbuf *o, const struct report_cmp *c)
+{
+	strbuf_addf(o, "rounds' spread ±%.1f %%", 100 * expm1(c->spread));
+}
+
 static void result_cell(struct strbuf *o, const struct report_item *it, double min_share)
 {
 	const struct report_cmp *c = &it->cmp;
-	if (!c->tested && !*it->name)
+	if (c->undecided) {
+		strbuf_addstr(o, "undecided (");
+		add_spread(o, c);
+		strbuf_addch(o, ')');
+	} else if (!c->tested && !*it->name)
 		strbuf_addstr(o, "not judged (harness and tools)");
 	else if (c->kind == REPORT_REGRESSION)
 		strbuf_addf(o, "▲ <b>slower</b> (q = %.2g)", c->q);
@@ -253,7 +263,12 @@ static void functions_section(struct strbuf *o, const struct report_diff *d,
 		add_pct(o, c->base_share);
 		strbuf_addstr(o, " → ");
 		add_pct(o, c->head_share);
-		strbuf_addf(o, " of samples (q = %.2g)", c->q);
+		strbuf_addf(o, " of samples (q = %.2g", c->q);
+		if (c->spread > 0) {
+			strbuf_addstr(o, ", ");
+			add_spread(o, c);
+		}
+		strbuf_addch(o, ')');
 		if (it->path) {
 			strbuf_addstr(o, "<br />\n   hottest path: ");
 			add_path(o, d, it->path, lim);
@@ -434,7 +449,7 @@ static void verdict_line(struct strbuf *o, const struct report *r, const struct 
 	strbuf_addstr(o, ")\n\n");
 }
 
-static void scale_line(struct strbuf *o, const struct report_diff *d)
+static void scale_line(struct strbuf *o, const struct report_diff *d, const struct report_ab *ab)
 {
 	double total = d->base_cpu > 0 ? d->head_cpu / d->base_cpu - 1 : 0;
 	strbuf_addstr(o, "CPU time ");
@@ -442,7 +457,11 @@ static void scale_line(struct strbuf *o, const struct report_diff *d)
 	strbuf_addstr(o, " per base run → ");
 	add_seconds(o, d->head_cpu);
 	strbuf_addf(o, " (%+.1f %%). ", 100 * total);
-	if (d->scale_estimated)
+	if (ab)
+		strbuf_addstr(o, "Base and head ran in turn on this machine (ABBA rounds), so "
+		                 "they are compared in plain CPU time, round by round, without a "
+		                 "suite-wide factor.");
+	else if (d->scale_estimated)
 		strbuf_addf(o,
 		            "Suite-wide factor **%.2f×** (head/base CPU time, a robust average "
 		            "over %zu functions); every test and function is judged against it.",
@@ -462,9 +481,49 @@ static void scale_line(struct strbuf *o, const struct report_diff *d)
 		            d->scale > 1 ? "slower" : "faster", d->scale > 1 ? "slower" : "faster");
 }
 
-static void footer(struct strbuf *o, const struct report_diff *d, const struct md_limits *lim)
+/* ciprof ab: the heading says where and how long base and head were measured. */
+static void ab_heading(struct strbuf *o, const struct report_ab *ab)
+{
+	double min = ab->seconds / 60;
+	strbuf_addf(o, "### A/B on one machine: %zu round%s, %.*f minute%s\n\n", ab->rounds,
+	            ab->rounds == 1 ? "" : "s", min < 10 ? 1 : 0, min,
+	            min >= 0.95 && min < 1.05 ? "" : "s");
+}
+
+static void ab_undecided(struct strbuf *o, const struct report_ab *ab)
 {
 	strbuf_addf(o,
+	            "> **%zu test%s or function%s undecided** after %zu round%s: neither a change "
+	            "of the minimum size nor the same within it could be told from the rounds' "
+	            "spread. They are not counted as regressions; more rounds (`--max-rounds`, "
+	            "`--max-seconds`) or a quieter machine would decide them.\n\n",
+	            ab->undecided, ab->undecided == 1 ? "" : "s", ab->undecided == 1 ? "" : "s",
+	            ab->rounds, ab->rounds == 1 ? "" : "s");
+}
+
+static void ab_footer(struct strbuf *o, const struct report_diff *d, const struct report_ab *ab)
+{
+	const char *why = !strcmp(ab->stopped, "decided")       ? "every item was decided"
+	                  : !strcmp(ab->stopped, "rounds")      ? "the round budget was spent"
+	                  : !strcmp(ab->stopped, "seconds")     ? "the time budget was spent"
+	                  : !strcmp(ab->stopped, "interrupted") ? "it was interrupted"
+	                                                        : "it was stopped";
+	strbuf_addf(o,
+	            "<sub>ciprof ab: base and head alternated in ABBA rounds on one machine, "
+	            "sampling %s; stopped after %zu of at most %zu rounds because %s. Per test "
+	            "and per function (self time), the mean log head/base ratio over the rounds, "
+	            "its error the larger of sampling error and the rounds' spread; "
+	            "Benjamini–Hochberg at FDR %.2g %% per look (%zu looks planned), minimum "
+	            "change %.2g %%, minimum share %.2g %% of samples.</sub>\n",
+	            ab->event, ab->rounds, ab->max_rounds, why, 100 * d->opts.alpha, ab->looks,
+	            100 * d->opts.min_change, 100 * d->opts.min_share);
+}
+
+static void footer(struct strbuf *o, const struct report_diff *d, const struct md_limits *lim,
+                   const struct report_ab *ab)
+{
+	if (!ab)
+		strbuf_addf(o,
 	            "<sub>ciprof report: CPU time per test and per function against the "
 	            "suite-wide factor; a likelihood-ratio test on sample counts widened by the "
 	            "run-to-run spread (CV %.1f %%%s), Benjamini–Hochberg at FDR %.2g %% over "
@@ -499,8 +558,10 @@ static void render(struct strbuf *o, const struct report *r, const struct md_lim
 		return;
 	}
 	const struct report_diff *d = r->diff;
+	if (d->ab)
+		ab_heading(o, d->ab);
 	verdict_line(o, r, lim);
-	scale_line(o, d);
+	scale_line(o, d, d->ab);
 	tests_section(o, d, lim, html);
 	functions_section(o, d, lim, REPORT_REGRESSION);
 	functions_section(o, d, lim, REPORT_IMPROVEMENT);
@@ -508,8 +569,12 @@ static void render(struct strbuf *o, const struct report *r, const struct md_lim
 		strbuf_addf(o,
 		            "No test or function changed by %.2g %% or more with significance.\n\n",
 		            100 * d->opts.min_change);
+	if (d->ab && d->ab->undecided)
+		ab_undecided(o, d->ab);
 	flame_section(o, d, lim);
-	footer(o, d, lim);
+	if (d->ab)
+		ab_footer(o, d, d->ab);
+	footer(o, d, lim, d->ab);
 }
 
 int report_markdown_doc(const struct report *r, struct strbuf *out, size_t limit, int html_tables)

@@ -1,0 +1,39 @@
+/* What `ciprof ab` and `ciprof report --ab ID` share: the rounds of a comparison (both sides'
+ * profiles, merged, and the paired statistics) and their rendering as a report. */
+#ifndef CP_CLI_AB_H
+#define CP_CLI_AB_H
+
+#include "common/profile.h"
+#include "common/runmeta.h"
+#include "common/strbuf.h"
+#include "report/paired.h"
+#include "report/report.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ab_sides {
+	struct paired *pa;         /* owned */
+	struct profile *merged[2]; /* base, head: every round merged (owned) */
+	int64_t *ids[2];           /* stored run ids per round (0 when not stored) */
+	size_t n;                  /* complete rounds */
+	size_t alloc[2];
+};
+
+void ab_sides_init(struct ab_sides *s);
+void ab_sides_release(struct ab_sides *s);
+/* Adds one complete round; the profiles are consumed (merged, then freed). */
+void ab_sides_add(struct ab_sides *s, struct profile *base, struct profile *head, int64_t base_id,
+                  int64_t head_id);
+
+/*
+ * Judges the rounds (each look at alpha / the looks planned for info->max_rounds), fills
+ * info->undecided and info->looks, and appends the report in format f to out; *verdict gets
+ * its verdict. base and head: each side's metadata (commit, branch). 0, or -1 with cp_error
+ * set.
+ */
+int ab_render(const struct ab_sides *s, const struct run_meta *base, const struct run_meta *head,
+              struct report_ab *info, const struct report_options *o, enum report_format f,
+              struct strbuf *out, enum report_verdict *verdict);
+
+#endif

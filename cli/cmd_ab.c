@@ -1,0 +1,573 @@
+/* ciprof ab: base and head profiled on this machine in ABBA rounds until every test and function
+ * is decided (report/paired.h) or the budget is spent; both sides stored as runs tagged with one
+ * comparison id; the result rendered like `ciprof report`. docs/ab.md explains the method. */
+#include "cli/ab.h"
+#include "cli/cli.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/profile.h"
+#include "common/runmeta.h"
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+#include "report/paired.h"
+#include "report/report.h"
+#include "runner/gitmeta.h"
+#include "runner/runner.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+	OPT_BASE = 256,
+	OPT_HEAD,
+	OPT_MAX_ROUNDS,
+	OPT_MAX_SECONDS,
+	OPT_HZ,
+	OPT_BACKEND,
+	OPT_UNWIND,
+	OPT_PTY,
+	OPT_NO_PTY,
+	OPT_TAG,
+	OPT_DB,
+	OPT_NO_STORE,
+	OPT_FORMAT,
+	OPT_FAIL,
+	OPT_MIN_CHANGE,
+	OPT_MIN_SHARE,
+	OPT_ALPHA,
+	OPT_BASE_DIR,
+};
+
+static const struct cli_option ab_options[] = {
+        {"base", OPT_BASE, "CMD", "the base side's command, run with sh -c (required)"},
+        {"head", OPT_HEAD, "CMD", "the head side's command, run with sh -c (required)"},
+        {"max-rounds", OPT_MAX_ROUNDS, "N",
+         "at most N rounds, one run of each side per round (default 10)"},
+        {"max-seconds", OPT_MAX_SECONDS, "S",
+         "start no round that would end after S seconds (default: no limit)"},
+        {"base-dir", OPT_BASE_DIR, "DIR",
+         "the base side's git work tree, for the stored runs' commit (default: none)"},
+        {"format", OPT_FORMAT, "FMT", "md (default), html, svg or json"},
+        {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
+        {"fail-on-regression", OPT_FAIL, NULL, "exit 1 when the verdict is regression"},
+        {"min-change", OPT_MIN_CHANGE, "PCT",
+         "smallest relative change reported, in percent (default 5)"},
+        {"min-share", OPT_MIN_SHARE, "PCT",
+         "judge only what holds PCT % of samples on one side (default 0.5)"},
+        {"alpha", OPT_ALPHA, "A", "false discovery rate over all looks (default 0.001)"},
+        {"hz", OPT_HZ, "N", "samples per CPU-second per thread (default 99)"},
+        {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
+        {"unwind", OPT_UNWIND, "U", "fp (default) or dwarf"},
+        {"pty", OPT_PTY, NULL, "run the commands on a pseudo-terminal (test markers)"},
+        {"no-pty", OPT_NO_PTY, NULL, "never put the commands on a pseudo-terminal"},
+        {"db", OPT_DB, "FILE",
+         "database (default $CIPROF_DB, else .ciprof/ciprof.db at the repo top)"},
+        {"no-store", OPT_NO_STORE, NULL, "do not store the runs"},
+        {"tag", OPT_TAG, "K=V", "label every stored run (repeatable)"},
+        {NULL, 0, NULL, NULL},
+};
+
+static const char ab_usage[] =
+        "--base 'CMD' --head 'CMD' [--max-rounds N] [--max-seconds S]\n"
+        "                 [--format md|html|svg|json] [-o FILE] [--fail-on-regression] "
+        "[<run options>]";
+static const char ab_description[] =
+        "Profiles two versions of a test suite on this machine, in turn, and reports which\n"
+        "tests and functions of the head got slower or faster than the base. Rounds run in\n"
+        "ABBA order (base, head; head, base; ...) so that warm-up and drift hit both sides\n"
+        "alike; each round gives a head/base ratio per test and per function (self time),\n"
+        "and the spread of those ratios across rounds is each item's noise on this very\n"
+        "machine. From round 4 on, after every second round, each item is judged: slower or\n"
+        "faster (significant after Benjamini-Hochberg and at least --min-change), the same\n"
+        "(its whole confidence interval within --min-change), or undecided. The comparison\n"
+        "stops as soon as nothing is undecided, or when the budget is spent; what is still\n"
+        "undecided then is reported as undecided, never as a regression. Each look spends\n"
+        "--alpha divided by the number of looks planned, so stopping early keeps the error rate.\n"
+        "\n"
+        "The commands run with 'sh -c' from the current directory; their standard output goes\n"
+        "to standard error, so that the report alone reaches standard output. A command that\n"
+        "fails (exit status not 0) stops the comparison: ciprof says which side, in which\n"
+        "round, and exits 3. Ctrl-C stops it too: the rounds completed are stored and\n"
+        "reported, and ciprof exits 130.\n"
+        "\n"
+        "Both sides' runs are stored (unless --no-store) on branches 'ab/ID/base' and\n"
+        "'ab/ID/head', tagged ab=ID, ab.side and ab.round, so history-mode reports never take\n"
+        "them for the base branch, 'ciprof report --ab ID' renders the comparison again, and\n"
+        "'ciprof show RUN' shows any one run.\n"
+        "\n"
+        "Exit status: 0 compared (whatever the verdict); 1 regression with\n"
+        "--fail-on-regression; 2 usage error; 3 a command failed or ciprof did; 130\n"
+        "interrupted.\n"
+        "\n"
+        "examples:\n"
+        "  git worktree add ../base \"$(git merge-base origin/main HEAD)\"\n"
+        "  (cd ../base && cmake -B build && cmake --build build)\n"
+        "  ciprof ab --base 'ctest --test-dir ../base/build' --head 'ctest --test-dir build'\n"
+        "  ciprof ab --base '../base/build/tests' --head 'build/tests' --format json \\\n"
+        "      --fail-on-regression -o ab.json\n"
+        "  ciprof ab --base '...' --head '...' --max-seconds 600 --format html -o ab.html";
+
+enum { SET_MIN_CHANGE = 1, SET_MIN_SHARE = 2, SET_ALPHA = 4, SET_HZ = 8, SET_BACKEND = 16 };
+
+struct ab_args {
+	const char *cmd[2]; /* base, head */
+	const char *base_dir, *db, *output;
+	long max_rounds;
+	double max_seconds; /* 0: none */
+	int no_store, fail;
+	unsigned set;
+	enum report_format format;
+	struct report_options opts;
+	struct runner_opts ropts;
+	struct run_meta tags; /* only its tags are used */
+};
+
+static int ab_opt(void *ctx, int id, const char *arg)
+{
+	struct ab_args *a = ctx;
+	double v;
+	long n;
+	switch (id) {
+	case OPT_BASE:
+	case OPT_HEAD:
+		if (!*arg) {
+			cli_usage_error("ab", "--%s needs a command",
+			                id == OPT_BASE ? "base" : "head");
+			return -1;
+		}
+		a->cmd[id == OPT_HEAD] = arg;
+		return 0;
+	case OPT_MAX_ROUNDS:
+		if (cli_parse_int(arg, 1, 1000, &n) < 0) {
+			cli_usage_error(
+			        "ab", "--max-rounds takes a whole number from 1 to 1000, not '%s'",
+			        arg);
+			return -1;
+		}
+		a->max_rounds = n;
+		return 0;
+	case OPT_MAX_SECONDS:
+		if (cli_parse_number("ab", "--max-seconds", arg, 0, 1e7, 1, &v) < 0)
+			return -1;
+		a->max_seconds = v;
+		return 0;
+	case OPT_BASE_DIR:
+		a->base_dir = arg;
+		return 0;
+	case OPT_FORMAT:
+		return cli_parse_report_format("ab", arg, &a->format);
+	case 'o':
+		a->output = arg;
+		return 0;
+	case OPT_FAIL:
+		a->fail = 1;
+		return 0;
+	case OPT_MIN_CHANGE:
+		if (cli_parse_number("ab", "--min-change", arg, 0, 1000, 0, &v) < 0)
+			return -1;
+		a->opts.min_change = v / 100;
+		a->set |= SET_MIN_CHANGE;
+		return 0;
+	case OPT_MIN_SHARE:
+		if (cli_parse_number("ab", "--min-share", arg, 0, 100, 0, &v) < 0)
+			return -1;
+		a->opts.min_share = v / 100;
+		a->set |= SET_MIN_SHARE;
+		return 0;
+	case OPT_ALPHA:
+		if (cli_parse_number("ab", "--alpha", arg, 0, 0.999999, 1, &v) < 0)
+			return -1;
+		a->opts.alpha = v;
+		a->set |= SET_ALPHA;
+		return 0;
+	case OPT_HZ:
+		if (cli_parse_int(arg, RUNNER_HZ_MIN, RUNNER_HZ_MAX, &n) < 0) {
+			cli_usage_error("ab", "--hz takes a whole number from %d to %d, not '%s'",
+			                RUNNER_HZ_MIN, RUNNER_HZ_MAX, arg);
+			return -1;
+		}
+		a->ropts.hz = (int)n;
+		a->set |= SET_HZ;
+		return 0;
+	case OPT_BACKEND:
+		a->set |= SET_BACKEND;
+		return cli_parse_backend("ab", arg, &a->ropts.backend);
+	case OPT_UNWIND:
+		return cli_parse_unwind("ab", arg, &a->ropts.unwind);
+	case OPT_PTY:
+		a->ropts.pty = 1;
+		return 0;
+	case OPT_NO_PTY:
+		a->ropts.pty = -1;
+		return 0;
+	case OPT_DB:
+		if (!*arg) {
+			cli_usage_error("ab", "--db needs a file name");
+			return -1;
+		}
+		a->db = arg;
+		return 0;
+	case OPT_NO_STORE:
+		a->no_store = 1;
+		return 0;
+	case OPT_TAG: {
+		const char *eq = strchr(arg, '=');
+		if (!eq || eq == arg || !strncmp(arg, "ab=", 3) || !strncmp(arg, "ab.", 3)) {
+			cli_usage_error("ab",
+			                "--tag takes KEY=VALUE (ab and ab.* are ciprof's), not "
+			                "'%s'",
+			                arg);
+			return -1;
+		}
+		char *key = xstrndup(arg, (size_t)(eq - arg));
+		run_meta_set_tag(&a->tags, key, eq + 1);
+		free(key);
+		return 0;
+	}
+	}
+	return -1;
+}
+
+/* Set by SIGINT/SIGTERM between runs (during a run the runner takes them). */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *const side_name[2] = {"base", "head"};
+
+/* The state of one comparison while it runs. */
+struct ab_run {
+	struct ab_args *a;
+	char id[64];
+	struct store *store;     /* NULL with --no-store */
+	struct run_meta meta[2]; /* git and CI context per side, taken once */
+	struct ab_sides sides;
+	double started;
+	double longest_round;
+};
+
+/* Git, CI and host context of one side. */
+static void side_meta(struct ab_run *st, int side)
+{
+	extern char **environ;
+	struct run_meta *m = &st->meta[side];
+	run_meta_init(m);
+	const char *dir = side ? "." : st->a->base_dir;
+	if (dir && gitmeta_collect(m, dir, NULL, environ) < 0)
+		log_warn("git metadata of the %s side unavailable: %s", side_name[side],
+		         cp_last_error());
+	gitmeta_ci(m, environ);
+	gitmeta_host(m);
+	/* Its own branch: a history-mode baseline must never pick an A/B run. */
+	char *branch = xasprintf("ab/%s/%s", st->id, side_name[side]);
+	if (*m->branch)
+		run_meta_set_tag(m, "git.branch", m->branch);
+	run_meta_set(&m->branch, branch);
+	free(branch);
+	run_meta_set(&m->command, st->a->cmd[side]);
+	for (size_t i = 0; i < st->a->tags.ntags; i++)
+		run_meta_set_tag(m, st->a->tags.tags[i].key, st->a->tags.tags[i].value);
+	run_meta_set_tag(m, "ab", st->id);
+	run_meta_set_tag(m, "ab.side", side_name[side]);
+}
+
+/* Stores one run of a completed round; its id lands in *id. 0 or -1 (message printed). */
+static int store_side(struct ab_run *st, int side, size_t round, const struct profile *p,
+                      int64_t *id)
+{
+	*id = 0;
+	if (!st->store)
+		return 0;
+	struct run_meta *m = &st->meta[side];
+	char num[32];
+	snprintf(num, sizeof(num), "%zu", round + 1);
+	run_meta_set_tag(m, "ab.round", num);
+	snprintf(num, sizeof(num), "%ld", st->a->max_rounds);
+	run_meta_set_tag(m, "ab.max_rounds", num);
+	m->id = 0;
+	m->created_at = (int64_t)time(NULL);
+	cli_meta_from_profile(m, p);
+	if (store_add_run(st->store, m, p) < 0) {
+		fprintf(stderr, "ciprof: error: the %s run of round %zu was not stored: %s\n",
+		        side_name[side], round + 1, cp_last_error());
+		return -1;
+	}
+	*id = m->id;
+	return 0;
+}
+
+enum run_outcome { RUN_OK, RUN_FAILED, RUN_INTERRUPTED, RUN_ERROR };
+
+/* Runs one side once. */
+static enum run_outcome run_side(struct ab_run *st, int side, size_t round, struct profile **out)
+{
+	char *argv[] = {"sh", "-c", (char *)st->a->cmd[side], NULL};
+	struct runner_opts o = st->a->ropts;
+	o.argv = argv;
+	log_verbose("round %zu: %s: %s", round + 1, side_name[side], st->a->cmd[side]);
+	int r = runner_run(out, &o);
+	if (r < 0) {
+		fprintf(stderr, "ciprof: ab: error: the %s command could not be profiled: %s\n",
+		        side_name[side], cp_last_error());
+		return RUN_ERROR;
+	}
+	int status = (*out)->stats.exit_status;
+	if (interrupted || status == 128 + SIGINT || status == 128 + SIGTERM) {
+		interrupted = 1;
+		return RUN_INTERRUPTED;
+	}
+	if (status) {
+		fprintf(stderr,
+		        "ciprof: ab: the %s command failed (exit status %d) in round %zu; the "
+		        "comparison stops. Make both sides pass on their own first: %s\n",
+		        side_name[side], status, round + 1, st->a->cmd[side]);
+		return RUN_FAILED;
+	}
+	return RUN_OK;
+}
+
+/* .ciprof.yml's run.* and report.* keys for what the command line left unset. */
+static int apply_config(struct ab_args *a, struct config *cfg)
+{
+	if (config_load(cfg, NULL) < 0)
+		return -1;
+	if (!(a->set & SET_MIN_CHANGE))
+		a->opts.min_change = config_number(cfg, CONFIG_REPORT_MIN_CHANGE) / 100;
+	if (!(a->set & SET_MIN_SHARE))
+		a->opts.min_share = config_number(cfg, CONFIG_REPORT_MIN_SHARE) / 100;
+	if (!(a->set & SET_ALPHA))
+		a->opts.alpha = config_number(cfg, CONFIG_REPORT_ALPHA);
+	if (!(a->set & SET_HZ))
+		a->ropts.hz = (int)config_int(cfg, CONFIG_RUN_HZ);
+	if (!(a->set & SET_BACKEND)) {
+		if (cli_parse_backend(NULL, config_str(cfg, CONFIG_RUN_BACKEND),
+		                      &a->ropts.backend) < 0)
+			a->ropts.backend = RUNNER_BACKEND_AUTO;
+	}
+	return 0;
+}
+
+/*
+ * The rounds: ABBA order, a look after the rounds paired_is_look names, a stop when nothing is
+ * undecided or the budget is spent. Returns 0 (*stopped says why), or an exit status when a
+ * command failed or ciprof did.
+ */
+static int run_rounds(struct ab_run *st, const char **stopped)
+{
+	struct ab_args *a = st->a;
+	size_t max = (size_t)a->max_rounds;
+	size_t looks = paired_planned_looks(max);
+	*stopped = "rounds";
+	for (size_t round = 0; round < max; round++) {
+		double elapsed = now_seconds() - st->started;
+		if (a->max_seconds > 0 && round > 0 &&
+		    elapsed + st->longest_round > a->max_seconds) {
+			log_info("ab: stopping after %zu rounds: another would pass --max-seconds "
+			         "%g",
+			         round, a->max_seconds);
+			*stopped = "seconds";
+			return 0;
+		}
+		double t0 = now_seconds();
+		struct profile *p[2] = {NULL, NULL};
+		int first = round % 2 ? 1 : 0; /* ABBA: base first in even rounds */
+		int ret = 0;
+		for (int k = 0; k < 2 && !ret; k++) {
+			int side = k ? !first : first;
+			enum run_outcome o = run_side(st, side, round, &p[side]);
+			if (o == RUN_INTERRUPTED) {
+				*stopped = "interrupted";
+				ret = -1;
+			} else if (o != RUN_OK) {
+				ret = EXIT_RUNTIME;
+			}
+		}
+		if (ret) {
+			profile_free(p[0]);
+			profile_free(p[1]);
+			if (ret < 0)
+				log_info("ab: interrupted in round %zu; reporting the %zu complete "
+				         "rounds",
+				         round + 1, round);
+			return ret < 0 ? 0 : ret;
+		}
+		int64_t ids[2];
+		if (store_side(st, 0, round, p[0], &ids[0]) < 0 ||
+		    store_side(st, 1, round, p[1], &ids[1]) < 0) {
+			profile_free(p[0]);
+			profile_free(p[1]);
+			return EXIT_RUNTIME;
+		}
+		ab_sides_add(&st->sides, p[0], p[1], ids[0], ids[1]);
+		double took = now_seconds() - t0;
+		if (took > st->longest_round)
+			st->longest_round = took;
+		if (paired_is_look(round + 1, max)) {
+			struct paired_judgement j;
+			paired_judge(st->sides.pa, &a->opts, looks, &j);
+			log_info("ab: round %zu: %zu judged, %zu slower, %zu faster, %zu undecided",
+			         round + 1, j.ntested, j.nslower, j.nfaster, j.nundecided);
+			size_t undecided = j.nundecided;
+			paired_judgement_release(&j);
+			if (!undecided && round + 1 < max) {
+				*stopped = "decided";
+				return 0;
+			}
+			if (!undecided)
+				*stopped = "decided";
+		}
+		if (interrupted) {
+			*stopped = "interrupted";
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int cmd_ab(int argc, char **argv)
+{
+	struct ab_args a = {.format = REPORT_FORMAT_MD, .max_rounds = PAIRED_MAX_ROUNDS};
+	report_options_init(&a.opts);
+	runner_opts_init(&a.ropts);
+	run_meta_init(&a.tags);
+	struct attrib_rules rules = {0};
+	struct config cfg;
+	config_init(&cfg);
+	struct ab_run st = {.a = &a};
+	ab_sides_init(&st.sides);
+	int first, status = EXIT_USAGE, saved_stdout = -1;
+	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+	int r = cli_parse(argc, argv, "ab", ab_usage, ab_description, ab_options, ab_opt, &a,
+	                  &first);
+	if (r) {
+		status = r > 0 ? cli_finish_stdout() : EXIT_USAGE;
+		goto out_early;
+	}
+	if (first < argc) {
+		status = cli_usage_error("ab",
+		                         "unexpected argument '%s'; the commands go in "
+		                         "--base 'CMD' and --head 'CMD'",
+		                         argv[first]);
+		goto out_early;
+	}
+	if (!a.cmd[0] || !a.cmd[1]) {
+		status = cli_usage_error("ab", "both --base 'CMD' and --head 'CMD' are needed; see "
+		                               "'ciprof ab --help'");
+		goto out_early;
+	}
+	if (a.no_store && a.db) {
+		status = cli_usage_error("ab", "--db and --no-store contradict each other");
+		goto out_early;
+	}
+	a.ropts.rules = &rules;
+	if (a.ropts.pty == 0)
+		a.ropts.pty = -1; /* stdout is the report's */
+	if (apply_config(&a, &cfg) < 0 || cli_load_rules(&cfg, &rules) < 0) {
+		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		goto out_early;
+	}
+	snprintf(st.id, sizeof(st.id), "%lld-%ld", (long long)time(NULL), (long)getpid());
+	if (!a.no_store) {
+		char *path = a.db ? xstrdup(a.db) : store_default_path();
+		r = store_open(&st.store, path, STORE_CREATE);
+		free(path);
+		if (r < 0) {
+			fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+			status = EXIT_RUNTIME;
+			goto out_early;
+		}
+	}
+	side_meta(&st, 0);
+	side_meta(&st, 1);
+
+	/* The commands' output goes to stderr: stdout carries the report. */
+	fflush(stdout);
+	saved_stdout = dup(STDOUT_FILENO);
+	if (saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		fprintf(stderr, "ciprof: error: cannot redirect standard output: %s\n",
+		        strerror(errno));
+		status = EXIT_RUNTIME;
+		goto out;
+	}
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	log_info("ab: comparison %s: at most %ld rounds%s", st.id, a.max_rounds,
+	         a.max_seconds > 0 ? " within --max-seconds" : "");
+	st.started = now_seconds();
+	const char *stopped;
+	status = run_rounds(&st, &stopped);
+	double seconds = now_seconds() - st.started;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	fflush(stdout);
+	dup2(saved_stdout, STDOUT_FILENO);
+	close(saved_stdout);
+	saved_stdout = -1;
+	if (status)
+		goto out;
+	if (!st.sides.n) {
+		fprintf(stderr, "ciprof: ab: no round completed; nothing to compare\n");
+		status = interrupted ? 130 : EXIT_RUNTIME;
+		goto out;
+	}
+
+	struct report_ab info = {
+	        .id = st.id,
+	        .rounds = st.sides.n,
+	        .max_rounds = (size_t)a.max_rounds,
+	        .seconds = seconds,
+	        .stopped = stopped,
+	        .event = "cpu-clock",
+	};
+	struct strbuf doc = STRBUF_INIT;
+	enum report_verdict verdict;
+	if (ab_render(&st.sides, &st.meta[0], &st.meta[1], &info, &a.opts, a.format, &doc,
+	              &verdict) < 0) {
+		strbuf_release(&doc);
+		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		status = EXIT_RUNTIME;
+		goto out;
+	}
+	log_info("ab: %s after %zu rounds (%.1f s, stopped: %s); %zu undecided; comparison %s",
+	         report_verdict_name(verdict), info.rounds, seconds, stopped, info.undecided,
+	         st.id);
+	status = cli_write_output(a.output, &doc);
+	strbuf_release(&doc);
+	if (!status && interrupted)
+		status = 130;
+	else if (!status && a.fail && verdict == REPORT_REGRESSED)
+		status = EXIT_REGRESSION;
+out:
+	if (saved_stdout >= 0) {
+		dup2(saved_stdout, STDOUT_FILENO);
+		close(saved_stdout);
+	}
+	run_meta_release(&st.meta[0]);
+	run_meta_release(&st.meta[1]);
+	store_close(st.store);
+out_early:
+	ab_sides_release(&st.sides);
+	run_meta_release(&a.tags);
+	attrib_rules_release(&rules);
+	config_release(&cfg);
+	return status;
+}

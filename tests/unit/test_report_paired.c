@@ -1,0 +1,134 @@
+/* report/paired: the t distribution's tail against known values, the looks' schedule, and the
+ * judgement of synthetic rounds: a planted 3x slowdown is slower, identical sides with many
+ * samples are the same, too few samples stay undecided (never a change). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "report/paired.h"
+
+#include <math.h>
+#include <string.h>
+
+static void test_t_p2(void **state)
+{
+	(void)state;
+	/* Two-sided tails: t(1) at 12.706 is 0.05, t(9) at 3.250 is 0.01, normal at 1.96 is 0.05.
+	 */
+	assert_true(fabs(paired_t_p2(12.7062, 1) - 0.05) < 1e-4);
+	assert_true(fabs(paired_t_p2(3.2498, 9) - 0.01) < 1e-4);
+	assert_true(fabs(paired_t_p2(1.95996, 0) - 0.05) < 1e-4);
+	assert_true(fabs(paired_t_p2(-3.2498, 9) - 0.01) < 1e-4);
+	assert_true(paired_t_p2(0, 5) > 0.9999);
+}
+
+static void test_looks(void **state)
+{
+	(void)state;
+	/* After rounds 4, 6, 8 and 10 of 10; after every round a budget below 4 ends on. */
+	assert_int_equal(paired_planned_looks(10), 4);
+	assert_false(paired_is_look(3, 10));
+	assert_true(paired_is_look(4, 10));
+	assert_false(paired_is_look(5, 10));
+	assert_true(paired_is_look(10, 10));
+	assert_int_equal(paired_planned_looks(2), 1);
+	assert_true(paired_is_look(2, 2));
+	assert_int_equal(paired_planned_looks(7), 3); /* 4, 6, 7 */
+}
+
+/* A profile of one process whose functions f and g have the given self samples. */
+static struct profile *two_funcs(uint64_t f, uint64_t g)
+{
+	struct profile *p = profile_new();
+	p->stats.hz = 1000;
+	p->stats.period_ns = 1000000;
+	struct profile_frame root = {profile_intern(p, "prog"), 0, 0, 0, PROFILE_FRAME_PROCESS};
+	uint32_t r = profile_node(p, 0, profile_frame(p, &root));
+	struct profile_frame ff = {profile_intern(p, "f"), profile_intern(p, "prog"), 0, 0, 0};
+	struct profile_frame fg = {profile_intern(p, "g"), profile_intern(p, "prog"), 0, 0, 0};
+	profile_add(p, 0, profile_node(p, r, profile_frame(p, &ff)), f);
+	profile_add(p, 0, profile_node(p, r, profile_frame(p, &fg)), g);
+	return p;
+}
+
+static const struct paired_item *item(const struct paired_judgement *j, const char *name)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->items[i].measure == REPORT_SELF && !strcmp(j->items[i].name, name))
+			return &j->items[i];
+	fail_msg("no item %s", name);
+	return NULL;
+}
+
+/* Rounds with small deterministic wobble (+-1 %) around the given counts. */
+static struct paired *judge(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg, size_t rounds,
+                            struct paired_judgement *j)
+{
+	struct paired *pa = paired_new();
+	for (size_t r = 0; r < rounds; r++) {
+		int w = (int)(r % 3) - 1;
+		struct profile *b = two_funcs(bf + (uint64_t)(w * (int64_t)bf / 100), bg);
+		struct profile *h = two_funcs(hf - (uint64_t)(w * (int64_t)hf / 100), hg);
+		paired_add_round(pa, b, h);
+		profile_free(b);
+		profile_free(h);
+	}
+	assert_int_equal(paired_rounds(pa), rounds);
+	struct report_options o;
+	report_options_init(&o);
+	paired_judge(pa, &o, paired_planned_looks(10), j);
+	return pa; /* j's names are borrowed from it */
+}
+
+static void test_planted_slowdown(void **state)
+{
+	(void)state;
+	struct paired_judgement j;
+	struct paired *pa = judge(2000, 2000, 6000, 2000, 4, &j);
+	assert_int_equal(item(&j, "f")->state, PAIRED_SLOWER);
+	assert_true(fabs(item(&j, "f")->change - 2) < 0.05);
+	assert_int_equal(item(&j, "g")->state, PAIRED_SAME);
+	assert_int_equal(j.nslower, 2); /* f, and "(outside tests)" as the whole suite */
+	assert_int_equal(j.nundecided, 0);
+	paired_judgement_release(&j);
+	paired_free(pa);
+}
+
+static void test_identical_sides(void **state)
+{
+	(void)state;
+	struct paired_judgement j;
+	struct paired *pa = judge(100000, 100000, 100000, 100000, 6, &j);
+	assert_int_equal(j.nslower + j.nfaster, 0);
+	assert_int_equal(item(&j, "f")->state, PAIRED_SAME);
+	assert_int_equal(j.nundecided, 0);
+	paired_judgement_release(&j);
+	paired_free(pa);
+}
+
+static void test_too_few_samples(void **state)
+{
+	(void)state;
+	struct paired_judgement j;
+	/* 30 % slower, but 20 samples a round: undecided, not slower. */
+	struct paired *pa = judge(20, 20, 26, 20, 4, &j);
+	assert_int_equal(item(&j, "f")->state, PAIRED_UNDECIDED);
+	assert_int_equal(j.nslower + j.nfaster, 0);
+	assert_true(j.nundecided >= 1);
+	paired_judgement_release(&j);
+	paired_free(pa);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_t_p2),
+	        cmocka_unit_test(test_looks),
+	        cmocka_unit_test(test_planted_slowdown),
+	        cmocka_unit_test(test_identical_sides),
+	        cmocka_unit_test(test_too_few_samples),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
