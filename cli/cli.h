@@ -37,7 +37,8 @@ struct cli_command {
 
 /*
  * Parses argv against opts (terminated by a zeroed entry). Calls on_opt for each option; it
- * returns 0, or -1 after printing a usage error. Handles -h/--help itself by printing usage
+ * returns 0, or -1 after printing a usage error. Handles -q/--quiet and -v/--verbose itself
+ * (the log level: every command takes them), and -h/--help by printing usage
  * (usage_line, description, then the option table) and returning 1. Stops at the first
  * non-option (or after "--"): *first_arg is its index. Returns 0, 1 (help shown) or -1 (usage
  * error, already printed).

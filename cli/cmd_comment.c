@@ -35,8 +35,6 @@ static const struct cli_option comment_options[] = {
         {"dry-run", OPT_DRY_RUN, NULL,
          "print the request (method, URL, body) instead of sending it; never the token"},
         {"strict", OPT_STRICT, NULL, "exit 3 when the comment cannot be posted"},
-        {"quiet", 'q', NULL, "only warnings and errors"},
-        {"verbose", 'v', NULL, "say more (twice: every HTTP request)"},
         {NULL, 0, NULL, NULL},
 };
 
@@ -101,12 +99,6 @@ static int comment_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_STRICT:
 		a->strict = 1;
-		return 0;
-	case 'q':
-		log_set_level(LOG_QUIET);
-		return 0;
-	case 'v':
-		log_set_level(log_level() + 1);
 		return 0;
 	}
 	return -1;

@@ -5,7 +5,7 @@
 #include "common/error.h"
 #include "common/xalloc.h"
 
-#include <jansson.h>
+#include "cli/json.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +101,8 @@ static json_t *sampled_profile(const struct profile *p, const char *name, uint32
 	}
 	free(frames);
 	free(per_node);
-	return json_pack("{s:s, s:s, s:s, s:i, s:I, s:o, s:o}", "type", "sampled", "name", name,
+	return json_pack("{s:s, s:o, s:s, s:i, s:I, s:o, s:o}", "type", "sampled", "name",
+	                 cli_json_str(name),
 	                 "unit", period_ns ? "nanoseconds" : "none", "startValue", 0, "endValue",
 	                 (json_int_t)total, "samples", samples, "weights", weights);
 }
@@ -113,11 +114,11 @@ static json_t *speedscope(const struct profile *p, int64_t run, const char *test
 		const struct profile_frame *f = &p->frames[i];
 		const char *file = profile_str(p, f->file);
 		const char *mod = profile_str(p, f->module);
-		json_t *fr = json_pack("{s:s}", "name", profile_str(p, f->function));
+		json_t *fr = json_pack("{s:o}", "name", cli_json_str(profile_str(p, f->function)));
 		if (*file)
-			json_object_set_new(fr, "file", json_string(file));
+			json_object_set_new(fr, "file", cli_json_str(file));
 		else if (*mod)
-			json_object_set_new(fr, "file", json_string(mod));
+			json_object_set_new(fr, "file", cli_json_str(mod));
 		if (f->line)
 			json_object_set_new(fr, "line", json_integer(f->line));
 		json_array_append_new(frames, fr);
@@ -190,10 +191,10 @@ int cmd_export(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		json_t *root = speedscope(p, a.run, a.test);
-		json_dumpf(root, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		fputc('\n', out);
-		json_decref(root);
+		if (cli_json_write(speedscope(p, a.run, a.test), out, 1) < 0) {
+			r = cli_runtime_error();
+			goto out;
+		}
 	}
 	if (a.output) {
 		int bad = ferror(out);

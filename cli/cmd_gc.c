@@ -1,5 +1,6 @@
 /* ciprof gc: delete old runs, keep the segment trees exact, give the space back to SQLite. */
 #include "cli/cli.h"
+#include "common/log.h"
 #include "cli/store_open.h"
 
 #include <stdio.h>
@@ -86,10 +87,9 @@ int cmd_gc(int argc, char **argv)
 		return cli_runtime_error();
 	}
 	store_close(s);
-	fprintf(stderr,
-	        "ciprof: gc: deleted %zu runs, kept %zu; rebuilt %zu segment trees; pruned %zu "
-	        "stack nodes, %zu frames, %zu strings\n",
-	        res.runs_deleted, res.runs_kept, res.branches_rebuilt, res.nodes_pruned,
-	        res.frames_pruned, res.strings_pruned);
+	log_info("gc: deleted %zu runs, kept %zu; rebuilt %zu segment trees; pruned %zu "
+	         "stack nodes, %zu frames, %zu strings",
+	         res.runs_deleted, res.runs_kept, res.branches_rebuilt, res.nodes_pruned,
+	         res.frames_pruned, res.strings_pruned);
 	return cli_finish_stdout();
 }

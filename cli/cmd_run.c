@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "common/escape.h"
 #include "common/log.h"
 #include "common/profile.h"
 #include "common/strbuf.h"
@@ -54,8 +55,6 @@ static const struct cli_option run_options[] = {
         {"no-pty", OPT_NO_PTY, NULL, "never put CMD on a pseudo-terminal"},
         {"junit", OPT_JUNIT, "GLOB",
          "after the run, read test outcomes from JUnit XML (repeatable)"},
-        {"quiet", 'q', NULL, "no summary; only warnings and errors"},
-        {"verbose", 'v', NULL, "say more (twice: debug)"},
         {NULL, 0, NULL, NULL},
 };
 
@@ -144,12 +143,6 @@ static int run_opt(void *ctx, int id, const char *arg)
 		}
 		a->ropts.ring_pages = (size_t)v;
 		return 0;
-	case 'q':
-		log_set_level(LOG_QUIET);
-		return 0;
-	case 'v':
-		log_set_level(log_level() + 1);
-		return 0;
 	case OPT_JUNIT:
 		ALLOC_GROW(a->junit, a->njunit + 1, a->junit_alloc);
 		a->junit[a->njunit++] = arg;
@@ -204,15 +197,22 @@ static void print_summary(const struct profile *p)
 		return;
 	struct profile_func *f;
 	size_t n = profile_functions(p, NULL, &f);
+	struct strbuf esc = STRBUF_INIT;
 	fprintf(stderr, "ciprof: top functions by self share:\n");
 	fprintf(stderr, "   self   total  function\n");
 	for (size_t i = 0; i < n && i < 10; i++) {
 		const char *mod = profile_str(p, f[i].module);
-		fprintf(stderr, " %5.1f%%  %5.1f%%  %s%s%s%s\n",
-		        100.0 * (double)f[i].self / (double)total,
-		        100.0 * (double)f[i].total / (double)total, profile_str(p, f[i].function),
-		        *mod ? " [" : "", mod, *mod ? "]" : "");
+		/* Names are the profiled program's: never raw to a terminal or a CI log. */
+		esc_str(&esc, profile_str(p, f[i].function), ESC_TERM);
+		if (*mod) {
+			strbuf_addstr(&esc, " [");
+			esc_append(&esc, mod, ESC_TERM);
+			strbuf_addch(&esc, ']');
+		}
+		fprintf(stderr, " %5.1f%%  %5.1f%%  %s\n", 100.0 * (double)f[i].self / (double)total,
+		        100.0 * (double)f[i].total / (double)total, esc.buf);
 	}
+	strbuf_release(&esc);
 	free(f);
 }
 
@@ -318,8 +318,15 @@ static int write_output(const struct profile *p, const char *path)
 		return -1;
 	}
 	int r = profile_write_folded(p, out, NULL);
-	if (!to_stdout && fclose(out) != 0 && r == 0)
-		r = cp_error_errno("cannot write %s", path);
+	if (to_stdout) {
+		/* A full disk or a closed pipe must not pass for a written profile. */
+		if ((fflush(out) != 0 || ferror(out)) && r == 0)
+			r = cp_error_errno("cannot write the profile to standard output");
+	} else {
+		int bad = ferror(out);
+		if ((fclose(out) != 0 || bad) && r == 0)
+			r = cp_error_errno("cannot write %s", path);
+	}
 	return r;
 }
 

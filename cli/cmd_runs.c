@@ -1,9 +1,10 @@
 /* ciprof runs: the stored history, newest first, as a table or as JSON for machines. */
 #include "cli/cli.h"
+#include "cli/json.h"
 #include "cli/store_open.h"
+#include "common/escape.h"
 #include "common/xalloc.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,16 +73,18 @@ static json_t *run_json(const struct run_meta *m)
 	cli_iso_time(m->created_at, when, sizeof(when));
 	json_t *tags = json_object();
 	for (size_t i = 0; i < m->ntags; i++)
-		json_object_set_new(tags, m->tags[i].key, json_string(m->tags[i].value));
-	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:I, s:o, s:b, s:s, s:s, s:s, s:I, s:s, "
-	                 "s:s, s:f, s:f, s:i, s:I}",
-	                 "id", (json_int_t)m->id, "commit", m->commit, "branch", m->branch,
-	                 "created_at", when, "exit_code", m->exit_code, "samples",
-	                 (json_int_t)m->samples, "tags", tags, "dirty", m->dirty, "merge_base",
-	                 m->merge_base, "subject", m->subject, "ci_provider", m->ci_provider,
-	                 "pr_number", (json_int_t)m->pr_number, "job_url", m->job_url, "command",
-	                 m->command, "cpu_seconds", m->cpu_seconds, "wall_seconds", m->wall_seconds,
-	                 "hz", m->hz, "lost", (json_int_t)m->lost);
+		cli_json_set(tags, m->tags[i].key, cli_json_str(m->tags[i].value));
+	return json_pack("{s:I, s:o, s:o, s:s, s:i, s:I, s:o, s:b, s:o, s:o, s:o, s:I, s:o, "
+	                 "s:o, s:f, s:f, s:i, s:I}",
+	                 "id", (json_int_t)m->id, "commit", cli_json_str(m->commit), "branch",
+	                 cli_json_str(m->branch), "created_at", when, "exit_code", m->exit_code,
+	                 "samples", (json_int_t)m->samples, "tags", tags, "dirty", m->dirty,
+	                 "merge_base", cli_json_str(m->merge_base), "subject",
+	                 cli_json_str(m->subject), "ci_provider", cli_json_str(m->ci_provider),
+	                 "pr_number", (json_int_t)m->pr_number, "job_url",
+	                 cli_json_str(m->job_url), "command", cli_json_str(m->command),
+	                 "cpu_seconds", m->cpu_seconds, "wall_seconds", m->wall_seconds, "hz",
+	                 m->hz, "lost", (json_int_t)m->lost);
 }
 
 static void print_text(const struct run_meta *runs, size_t n)
@@ -90,6 +93,7 @@ static void print_text(const struct run_meta *runs, size_t n)
 		fputs("no runs stored yet; record one with 'ciprof run -- CMD'\n", stderr);
 		return;
 	}
+	struct strbuf e1 = STRBUF_INIT, e2 = STRBUF_INIT, e3 = STRBUF_INIT;
 	printf("%6s  %-16s  %-16s  %-9s %4s %9s  %s\n", "ID", "TIME (UTC)", "BRANCH", "COMMIT",
 	       "EXIT", "SAMPLES", "COMMAND");
 	for (size_t i = 0; i < n; i++) {
@@ -102,9 +106,13 @@ static void print_text(const struct run_meta *runs, size_t n)
 		snprintf(commit, sizeof(commit), "%.8s%s", *m->commit ? m->commit : "-",
 		         m->dirty ? "+" : "");
 		printf("%6lld  %-16s  %-16.16s  %-9s %4d %9llu  %s\n", (long long)m->id, when,
-		       *m->branch ? m->branch : "-", commit, m->exit_code,
-		       (unsigned long long)m->samples, m->command);
+		       *m->branch ? esc_str(&e1, m->branch, ESC_TERM) : "-",
+		       esc_str(&e2, commit, ESC_TERM), m->exit_code, (unsigned long long)m->samples,
+		       esc_str(&e3, m->command, ESC_TERM));
 	}
+	strbuf_release(&e1);
+	strbuf_release(&e2);
+	strbuf_release(&e3);
 }
 
 int cmd_runs(int argc, char **argv)
@@ -132,10 +140,10 @@ int cmd_runs(int argc, char **argv)
 		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(arr, run_json(&runs[i]));
-		json_t *root = json_pack("{s:o}", "runs", arr);
-		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-		json_decref(root);
+		if (cli_json_print(json_pack("{s:o}", "runs", arr)) < 0) {
+			store_runs_free(runs, n);
+			return cli_runtime_error();
+		}
 	} else {
 		print_text(runs, n);
 	}

@@ -1,7 +1,10 @@
 /* ciprof show: one stored run, by function (self and total share) or by test (samples, CPU
  * seconds, share), as text, JSON or folded stacks. */
 #include "cli/cli.h"
+#include "cli/json.h"
 #include "cli/store_open.h"
+#include "common/error.h"
+#include "common/escape.h"
 #include "common/xalloc.h"
 
 #include <jansson.h>
@@ -18,7 +21,7 @@ static const struct cli_option show_options[] = {
          "the repo top)"},
         {"test", OPT_TEST, "NAME", "only samples of test NAME ('' = outside any test)"},
         {"by", OPT_BY, "WHAT", "function (default) or test"},
-        {"top", OPT_TOP, "N", "at most N rows (default 20; 0 = all)"},
+        {"top", OPT_TOP, "N", "at most N rows (text default 20, JSON default all; 0 = all)"},
         {"format", OPT_FORMAT, "FMT", "text (default), json or folded"},
         {NULL, 0, NULL, NULL},
 };
@@ -37,7 +40,10 @@ static const char show_description[] =
         "JSON (stable): by function {\"run\": ID, \"functions\": [{\"name\", \"self\", \"total\",\n"
         "\"self_share\", \"total_share\", ...}]}; by test {\"run\": ID, \"tests\": [{\"name\",\n"
         "\"samples\", \"cpu_seconds\", \"share\"}]}, plus \"status\" and \"duration_seconds\" for\n"
-        "tests that 'run --junit' found in JUnit reports.\n"
+        "tests that 'run --junit' found in JUnit reports. JSON lists every row unless --top\n"
+        "is given; \"more\" says how many rows --top left out (0 when none).\n"
+        "Names are printed as they are, except that control characters show as symbols\n"
+        "(U+241B for ESC) and bytes that are not UTF-8 as U+FFFD.\n"
         "\n"
         "examples:\n"
         "  ciprof show\n"
@@ -97,46 +103,61 @@ static double ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0.0;
 }
 
-static void show_functions(const struct profile *p, int64_t run, const struct run_meta *m,
-                           const struct show_args *a)
+/* How many of n rows to show: --top when given (0 = all), else 20 in text and all in JSON. */
+static size_t rows_shown(const struct show_args *a, size_t n)
+{
+	long top = a->top >= 0 ? a->top : a->format == FMT_JSON ? 0 : 20;
+	return top && (size_t)top < n ? (size_t)top : n;
+}
+
+static int show_functions(const struct profile *p, int64_t run, const struct run_meta *m,
+                          const struct show_args *a)
 {
 	uint64_t total = profile_total(p, NULL);
 	struct profile_func *f;
 	size_t n = profile_functions(p, NULL, &f);
-	size_t shown = a->top && (size_t)a->top < n ? (size_t)a->top : n;
+	size_t shown = rows_shown(a, n);
+	int ret = 0;
 	if (a->format == FMT_JSON) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < shown; i++)
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:f, s:f}",
-			                                     "name", profile_str(p, f[i].function),
-			                                     "module", profile_str(p, f[i].module),
-			                                     "self", (json_int_t)f[i].self, "total",
-			                                     (json_int_t)f[i].total, "self_share",
-			                                     ratio(f[i].self, total), "total_share",
-			                                     ratio(f[i].total, total)));
-		json_t *root = json_pack("{s:I, s:I, s:o}", "run", (json_int_t)run, "samples",
-		                         (json_int_t)total, "functions", arr);
-		if (a->test)
-			json_object_set_new(root, "test", json_string(a->test));
-		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-		json_decref(root);
+			json_array_append_new(
+			        arr, json_pack("{s:o, s:o, s:I, s:I, s:f, s:f}", "name",
+			                       cli_json_str(profile_str(p, f[i].function)), "module",
+			                       cli_json_str(profile_str(p, f[i].module)), "self",
+			                       (json_int_t)f[i].self, "total", (json_int_t)f[i].total,
+			                       "self_share", ratio(f[i].self, total), "total_share",
+			                       ratio(f[i].total, total)));
+		json_t *root = json_pack("{s:I, s:I, s:o, s:I}", "run", (json_int_t)run, "samples",
+		                         (json_int_t)total, "functions", arr, "more",
+		                         (json_int_t)(n - shown));
+		if (root && a->test)
+			json_object_set_new(root, "test", cli_json_str(a->test));
+		ret = cli_json_print(root);
 	} else {
-		printf("run %lld: %s %.10s, %llu samples%s%s%s\n", (long long)run,
-		       *m->branch ? m->branch : "(no branch)", *m->commit ? m->commit : "",
-		       (unsigned long long)total, a->test ? ", test '" : "", a->test ? a->test : "",
-		       a->test ? "'" : "");
-		printf("%7s %7s  %s\n", "SELF", "TOTAL", "FUNCTION");
+		struct strbuf e1 = STRBUF_INIT, e2 = STRBUF_INIT;
+		printf("run %lld: %s %.10s, %llu samples", (long long)run,
+		       *m->branch ? esc_str(&e1, m->branch, ESC_TERM) : "(no branch)",
+		       esc_str(&e2, m->commit, ESC_TERM), (unsigned long long)total);
+		if (a->test)
+			printf(", test '%s'", esc_str(&e1, a->test, ESC_TERM));
+		printf("\n%7s %7s  %s\n", "SELF", "TOTAL", "FUNCTION");
 		for (size_t i = 0; i < shown; i++) {
 			const char *mod = profile_str(p, f[i].module);
-			printf("%6.2f%% %6.2f%%  %s%s%s%s\n", 100 * ratio(f[i].self, total),
-			       100 * ratio(f[i].total, total), profile_str(p, f[i].function),
-			       *mod ? " [" : "", mod, *mod ? "]" : "");
+			printf("%6.2f%% %6.2f%%  %s", 100 * ratio(f[i].self, total),
+			       100 * ratio(f[i].total, total),
+			       esc_str(&e1, profile_str(p, f[i].function), ESC_TERM));
+			if (*mod)
+				printf(" [%s]", esc_str(&e1, mod, ESC_TERM));
+			putchar('\n');
 		}
 		if (shown < n)
 			printf("(%zu more; --top 0 shows all)\n", n - shown);
+		strbuf_release(&e1);
+		strbuf_release(&e2);
 	}
 	free(f);
+	return ret;
 }
 
 struct test_row {
@@ -160,7 +181,7 @@ static int test_row_cmp(const void *x, const void *y)
 	return strcmp(a->name, b->name);
 }
 
-static void show_tests(const struct profile *p, int64_t run, const struct show_args *a)
+static int show_tests(const struct profile *p, int64_t run, const struct show_args *a)
 {
 	uint64_t *per = xcalloc(p->nstr ? p->nstr : 1, sizeof(*per));
 	uint64_t total = 0;
@@ -180,12 +201,14 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 	}
 	if (n)
 		qsort(rows, n, sizeof(*rows), test_row_cmp);
-	size_t shown = a->top && (size_t)a->top < n ? (size_t)a->top : n;
+	size_t shown = rows_shown(a, n);
 	double period = (double)p->stats.period_ns / 1e9;
+	int ret = 0;
 	if (a->format == FMT_JSON) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < shown; i++) {
-			json_t *t = json_pack("{s:s, s:I, s:f, s:f}", "name", rows[i].name,
+			json_t *t = json_pack("{s:o, s:I, s:f, s:f}", "name",
+			                      cli_json_str(rows[i].name),
 			                      "samples", (json_int_t)rows[i].samples, "cpu_seconds",
 			                      (double)rows[i].samples * period, "share",
 			                      ratio(rows[i].samples, total));
@@ -197,12 +220,12 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 			}
 			json_array_append_new(arr, t);
 		}
-		json_t *root = json_pack("{s:I, s:I, s:o}", "run", (json_int_t)run, "samples",
-		                         (json_int_t)total, "tests", arr);
-		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-		json_decref(root);
+		json_t *root = json_pack("{s:I, s:I, s:o, s:I}", "run", (json_int_t)run, "samples",
+		                         (json_int_t)total, "tests", arr, "more",
+		                         (json_int_t)(n - shown));
+		ret = cli_json_print(root);
 	} else {
+		struct strbuf esc = STRBUF_INIT;
 		printf("run %lld: %llu samples in %zu tests\n", (long long)run,
 		       (unsigned long long)total, n);
 		int with_results = p->nresults > 0;
@@ -220,18 +243,21 @@ static void show_tests(const struct profile *p, int64_t run, const struct show_a
 				       rows[i].result->seconds);
 			else if (with_results)
 				printf("%-8s %8s  ", "", "");
-			printf("%s\n", *rows[i].name ? rows[i].name : "(outside tests)");
+			printf("%s\n", *rows[i].name ? esc_str(&esc, rows[i].name, ESC_TERM)
+			                              : "(outside tests)");
 		}
 		if (shown < n)
 			printf("(%zu more; --top 0 shows all)\n", n - shown);
+		strbuf_release(&esc);
 	}
 	free(rows);
 	free(per);
+	return ret;
 }
 
 int cmd_show(int argc, char **argv)
 {
-	struct show_args a = {.top = 20};
+	struct show_args a = {.top = -1};
 	int first;
 	int r = cli_parse(argc, argv, "show", show_usage, show_description, show_options, show_opt,
 	                  &a, &first);
@@ -269,10 +295,9 @@ int cmd_show(int argc, char **argv)
 			r = cli_runtime_error();
 			goto out;
 		}
-	} else if (a.by_test) {
-		show_tests(p, run, &a);
-	} else {
-		show_functions(p, run, &m, &a);
+	} else if (a.by_test ? show_tests(p, run, &a) < 0 : show_functions(p, run, &m, &a) < 0) {
+		r = cli_runtime_error();
+		goto out;
 	}
 	r = cli_finish_stdout();
 out:

@@ -31,7 +31,9 @@ static void print_main_usage(FILE *out)
 		fprintf(out, "  %-10s %s\n", c->name, c->summary);
 	fputs("\nglobal options:\n"
 	      "  -v, --verbose  say more (twice: debug)\n"
-	      "  -q, --quiet    print only warnings and errors\n\n"
+	      "  -q, --quiet    print only warnings and errors\n"
+	      "  -h, --help     show this help\n"
+	      "(-q, -v and -h also work after the command's name)\n\n"
 	      "'ciprof help <command>' or 'ciprof <command> --help' explains one command.\n"
 	      "Documentation: docs/ in the source tree, one page per command.\n",
 	      out);
@@ -39,7 +41,8 @@ static void print_main_usage(FILE *out)
 
 int cmd_help(int argc, char **argv)
 {
-	if (argc < 2) {
+	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
 		print_main_usage(stdout);
 		return cli_finish_stdout();
 	}

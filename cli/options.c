@@ -9,14 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/xalloc.h"
 
 void cli_print_usage(FILE *out, const char *cmd, const char *usage_line, const char *description,
                      const struct cli_option *opts)
 {
 	fprintf(out, "usage: ciprof %s %s\n\n%s\n", cmd, usage_line, description);
-	if (!opts[0].long_name)
-		return;
 	fputs("\noptions:\n", out);
 	for (const struct cli_option *o = opts; o->long_name; o++) {
 		char left[64];
@@ -29,7 +28,10 @@ void cli_print_usage(FILE *out, const char *cmd, const char *usage_line, const c
 			snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->arg);
 		fprintf(out, "  %-26s %s\n", left, o->help);
 	}
-	fputs("  -h, --help                 show this help\n", out);
+	fputs("  -q, --quiet                only warnings and errors\n"
+	      "  -v, --verbose              say more (twice: debug)\n"
+	      "  -h, --help                 show this help\n",
+	      out);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -63,8 +65,8 @@ int cli_parse(int argc, char **argv, const char *cmd, const char *usage_line,
 	size_t n = 0;
 	while (opts[n].long_name)
 		n++;
-	struct option *lo = xcalloc(n + 2, sizeof(*lo));
-	char *shortopts = xcalloc(2 * n + 4, 1);
+	struct option *lo = xcalloc(n + 4, sizeof(*lo));
+	char *shortopts = xcalloc(2 * n + 6, 1);
 	char *sp = shortopts;
 	*sp++ = '+'; /* stop at the first non-option: it starts the profiled command */
 	*sp++ = ':';
@@ -78,8 +80,13 @@ int cli_parse(int argc, char **argv, const char *cmd, const char *usage_line,
 				*sp++ = ':';
 		}
 	}
+	/* Every command takes -h, -q and -v, after its name as well as before it. */
 	lo[n] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[n + 1] = (struct option){"quiet", no_argument, NULL, 'q'};
+	lo[n + 2] = (struct option){"verbose", no_argument, NULL, 'v'};
 	*sp++ = 'h';
+	*sp++ = 'q';
+	*sp++ = 'v';
 	int ret = 0;
 	optind = 1;
 	opterr = 0;
@@ -91,6 +98,14 @@ int cli_parse(int argc, char **argv, const char *cmd, const char *usage_line,
 			cli_print_usage(stdout, cmd, usage_line, description, opts);
 			ret = 1;
 			goto out;
+		}
+		if (c == 'q') {
+			log_set_level(LOG_QUIET);
+			continue;
+		}
+		if (c == 'v') {
+			log_set_level(log_level() < LOG_NORMAL ? LOG_VERBOSE : log_level() + 1);
+			continue;
 		}
 		if (c == '?') {
 			if (optopt)

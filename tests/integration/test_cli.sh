@@ -61,4 +61,39 @@ else
 	check_failed "ciprof version printed '$(head -1 "$TMP/version.out")'"
 fi
 
+# -q and -v work after any command name as well as before it; -q silences summaries.
+for c in run exec-test runs show report export gc comment config version help; do
+	run_capture "help_$c" "$CIPROF" help "$c"
+	[ "$RC" = 0 ] || check_failed "ciprof help $c: rc $RC"
+	grep -q -- "--quiet" "$TMP/help_$c.out" || check_failed "ciprof help $c does not list -q"
+done
+run_capture help_help "$CIPROF" help --help
+expect_rc "ciprof help --help" 0 help_help
+expect_grep "help --help shows the usage" "$TMP/help_help.out" "usage: ciprof"
+for c in runs show report export; do
+	args=()
+	[ "$c" = export ] && args=(--format folded)
+	run_capture "q_$c" "$CIPROF" "$c" -q --db "$TMP/none.db" "${args[@]}"
+	[ "$RC" = 3 ] || check_failed "ciprof $c -q: rc $RC (want 3: no database), $(cat "$TMP/q_$c.err")"
+	run_capture "v_$c" "$CIPROF" "$c" --verbose --db "$TMP/none.db" "${args[@]}"
+	[ "$RC" = 3 ] || check_failed "ciprof $c --verbose: rc $RC, $(cat "$TMP/v_$c.err")"
+done
+run_capture q_run "$CIPROF" run -q --no-store -- true
+expect_rc "run -q" 0 q_run
+[ ! -s "$TMP/q_run.err" ] || check_failed "run -q printed: $(cat "$TMP/q_run.err")"
+"$CIPROF" run --db "$TMP/gc.db" -- true >/dev/null 2>&1
+run_capture q_gc "$CIPROF" -q gc --db "$TMP/gc.db" --keep-runs 1
+expect_rc "ciprof -q gc" 0 q_gc
+[ ! -s "$TMP/q_gc.err" ] || check_failed "ciprof -q gc printed: $(cat "$TMP/q_gc.err")"
+run_capture gc_loud "$CIPROF" gc --db "$TMP/gc.db" --keep-runs 1
+expect_grep "gc without -q says what it did" "$TMP/gc_loud.err" "gc: deleted"
+ok "-q and -v"
+
+# A profile written to a full standard output is an error, not a silent loss.
+RC=0
+"$CIPROF" run --hz 999 --no-store -o - -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' \
+	>/dev/full 2>"$TMP/full.err" || RC=$?
+expect_rc "run -o - to /dev/full" 3 full
+expect_grep "full stdout message" "$TMP/full.err" "No space left on device"
+
 finish

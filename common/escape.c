@@ -1,0 +1,120 @@
+/* Escaping names for the terminal and for JSON (see escape.h): one decoder, one list of the
+ * characters that are never shown as themselves. */
+#include "common/escape.h"
+
+#include <string.h>
+
+size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	uint32_t c = s[0];
+	size_t len;
+	uint32_t min;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	} else if ((c & 0xe0) == 0xc0) {
+		len = 2, c &= 0x1f, min = 0x80;
+	} else if ((c & 0xf0) == 0xe0) {
+		len = 3, c &= 0x0f, min = 0x800;
+	} else if ((c & 0xf8) == 0xf0) {
+		len = 4, c &= 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+void esc_utf8_put(struct strbuf *out, uint32_t c)
+{
+	char b[4];
+	size_t n;
+	if (c < 0x80) {
+		b[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		b[0] = (char)(0xc0 | (c >> 6));
+		b[1] = (char)(0x80 | (c & 0x3f));
+		n = 2;
+	} else if (c < 0x10000) {
+		b[0] = (char)(0xe0 | (c >> 12));
+		b[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (c & 0x3f));
+		n = 3;
+	} else {
+		b[0] = (char)(0xf0 | (c >> 18));
+		b[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+		b[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+		b[3] = (char)(0x80 | (c & 0x3f));
+		n = 4;
+	}
+	strbuf_add(out, b, n);
+}
+
+int esc_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		uint32_t c;
+		size_t len = esc_utf8_decode(p + i, n - i, &c);
+		if (!len)
+			return 0;
+		i += len;
+	}
+	return 1;
+}
+
+/* What a terminal shows for c: control pictures for C0 controls and DEL, U+FFFD for C1
+ * controls, bidi controls and non-characters, c itself otherwise. */
+static uint32_t term_cp(uint32_t c)
+{
+	if (c < 0x20)
+		return 0x2400 + c;
+	if (c == 0x7f)
+		return 0x2421;
+	if ((c >= 0x80 && c <= 0x9f) || (c >= 0x202a && c <= 0x202e) ||
+	    (c >= 0x2066 && c <= 0x2069) || c == 0x200e || c == 0x200f || c == 0x061c ||
+	    c == 0xfffe || c == 0xffff)
+		return 0xfffd;
+	return c;
+}
+
+void esc_append(struct strbuf *out, const char *s, enum esc_kind kind)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		uint32_t c;
+		size_t len = esc_utf8_decode(p + i, n - i, &c);
+		if (!len) {
+			c = 0xfffd;
+			len = 1;
+		} else if (len == 1 && kind == ESC_UTF8) {
+			/* the common case: runs of ASCII copied at once */
+			size_t j = i + 1;
+			while (j < n && p[j] < 0x80)
+				j++;
+			strbuf_add(out, s + i, j - i);
+			i = j;
+			continue;
+		}
+		esc_utf8_put(out, kind == ESC_TERM ? term_cp(c) : c);
+		i += len;
+	}
+}
+
+const char *esc_str(struct strbuf *buf, const char *s, enum esc_kind kind)
+{
+	strbuf_reset(buf);
+	esc_append(buf, s, kind);
+	return buf->buf ? buf->buf : "";
+}

@@ -1,0 +1,40 @@
+/* Names come from symbol tables, test output, branch names and JUnit files: every one is
+ * attacker-controlled. These functions make a name safe for one kind of output; every name a
+ * command prints passes through the one for where it lands (report/ has Markdown, HTML and
+ * SVG on top of the same cleaning, report_escape). */
+#ifndef CP_ESCAPE_H
+#define CP_ESCAPE_H
+
+#include "common/strbuf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum esc_kind {
+	/* Valid UTF-8 only: each byte that is not part of a valid, shortest-form sequence
+	 * becomes U+FFFD. For JSON, whose encoder escapes the rest. */
+	ESC_UTF8,
+	/* A terminal or a CI log: valid UTF-8, and no character that acts instead of showing:
+	 * C0 controls and DEL become their control pictures (ESC shows as U+241B, a newline
+	 * as U+240A), C1 controls, bidi overrides and non-characters U+FFFD. No escape
+	 * sequence, bell, carriage return, line break or "::" workflow command at a line's
+	 * start can come out. */
+	ESC_TERM,
+};
+
+/* Appends s (NUL-terminated) to out, made safe for kind. */
+void esc_append(struct strbuf *out, const char *s, enum esc_kind kind);
+
+/* s made safe for kind, in buf (reset first): returns buf->buf (borrowed, valid until buf
+ * changes). Handy for printf("%s", esc_str(&sb, name, ESC_TERM)). */
+const char *esc_str(struct strbuf *buf, const char *s, enum esc_kind kind);
+
+/* Decodes one UTF-8 sequence at s (n > 0 bytes left): its length with *cp set, or 0 when the
+ * bytes are not a valid, shortest-form encoding of a Unicode scalar value. */
+size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* Appends code point c as UTF-8. */
+void esc_utf8_put(struct strbuf *out, uint32_t c);
+/* Whether s is valid UTF-8 throughout. */
+int esc_utf8_valid(const char *s, size_t n);
+
+#endif
