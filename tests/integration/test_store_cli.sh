@@ -47,7 +47,7 @@ d = json.load(open(sys.argv[1]))
 assert d["run"] == int(sys.argv[2])
 f = d["functions"]
 assert f[0]["name"] == "checksum_block", f[0]
-assert len(f) == 20
+assert len(f) > 20 and d["more"] == 0  # JSON lists every function unless --top is given
 for x in f:
     assert 0 <= x["self_share"] <= x["total_share"] <= 1 and x["self"] <= x["total"]
 PY
