@@ -28,6 +28,8 @@ void ab_sides_release(struct ab_sides *s)
 /* Adds src's stats to dst's (profile_merge merges samples only). */
 static void add_stats(struct profile_stats *dst, const struct profile_stats *src)
 {
+	dst->processes += src->processes;
+	dst->threads += src->threads;
 	dst->samples += src->samples;
 	dst->lost += src->lost;
 	dst->cpu_seconds += src->cpu_seconds;
@@ -36,6 +38,74 @@ static void add_stats(struct profile_stats *dst, const struct profile_stats *src
 		dst->hz = src->hz;
 	if (!dst->period_ns)
 		dst->period_ns = src->period_ns;
+}
+
+void ab_profile_add(struct profile *dst, const struct profile *src)
+{
+	profile_merge(dst, src);
+	add_stats(&dst->stats, &src->stats);
+}
+
+char **ab_split_command(const char *cmd)
+{
+	size_t n = 0, alloc = 0;
+	char **argv = NULL;
+	struct strbuf w = STRBUF_INIT;
+	const char *s = cmd;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			break;
+		strbuf_reset(&w);
+		int first = n == 0, any = 0;
+		while (*s && *s != ' ' && *s != '\t') {
+			char c = *s;
+			if (c == '\'') {
+				const char *end = strchr(s + 1, '\'');
+				if (!end)
+					goto shell;
+				strbuf_add(&w, s + 1, (size_t)(end - s - 1));
+				s = end + 1;
+			} else if (c == '"') {
+				const char *end = strchr(s + 1, '"');
+				if (!end || memchr(s + 1, '$', (size_t)(end - s - 1)) ||
+				    memchr(s + 1, '`', (size_t)(end - s - 1)) ||
+				    memchr(s + 1, '\\', (size_t)(end - s - 1)))
+					goto shell;
+				strbuf_add(&w, s + 1, (size_t)(end - s - 1));
+				s = end + 1;
+			} else if (strchr("|&;<>()$`\\*?[]{}#~!\n\r", c) || (first && c == '=')) {
+				goto shell;
+			} else {
+				strbuf_addch(&w, c);
+				s++;
+			}
+			any = 1;
+		}
+		if (!any)
+			continue;
+		ALLOC_GROW(argv, n + 2, alloc);
+		argv[n++] = xstrdup(w.buf);
+		argv[n] = NULL;
+	}
+	strbuf_release(&w);
+	if (!n) {
+		free(argv);
+		return NULL;
+	}
+	return argv;
+shell:
+	strbuf_release(&w);
+	ab_argv_free(argv);
+	return NULL;
+}
+
+void ab_argv_free(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
 }
 
 void ab_sides_add(struct ab_sides *s, struct profile *base, struct profile *head, int64_t base_id,
@@ -49,8 +119,7 @@ void ab_sides_add(struct ab_sides *s, struct profile *base, struct profile *head
 	s->n++;
 	struct profile *p[2] = {base, head};
 	for (int k = 0; k < 2; k++) {
-		profile_merge(s->merged[k], p[k]);
-		add_stats(&s->merged[k]->stats, &p[k]->stats);
+		ab_profile_add(s->merged[k], p[k]);
 		profile_free(p[k]);
 	}
 }

@@ -26,6 +26,17 @@ void ab_sides_release(struct ab_sides *s);
 void ab_sides_add(struct ab_sides *s, struct profile *base, struct profile *head, int64_t base_id,
                   int64_t head_id);
 
+/* Adds src's samples and counts (samples, CPU and wall time, processes) to dst. */
+void ab_profile_add(struct profile *dst, const struct profile *src);
+
+/*
+ * cmd split into words when a plain word list does it: spaces, '...' and "..." without $, `
+ * or \ inside; NULL when the shell is needed (operators, expansions, globs, an assignment
+ * first) or cmd is empty. Owned (ab_argv_free).
+ */
+char **ab_split_command(const char *cmd);
+void ab_argv_free(char **argv);
+
 /*
  * Judges the rounds (each look at alpha / the looks planned for info->max_rounds), fills
  * info->undecided and info->looks, and appends the report in format f to out; *verdict gets

@@ -44,15 +44,18 @@ enum {
 	OPT_MIN_SHARE,
 	OPT_ALPHA,
 	OPT_BASE_DIR,
+	OPT_PER_TEST,
 };
 
 static const struct cli_option ab_options[] = {
-        {"base", OPT_BASE, "CMD", "the base side's command, run with sh -c (required)"},
-        {"head", OPT_HEAD, "CMD", "the head side's command, run with sh -c (required)"},
+        {"base", OPT_BASE, "CMD", "the base side's command, a shell command line (required)"},
+        {"head", OPT_HEAD, "CMD", "the head side's command, a shell command line (required)"},
         {"max-rounds", OPT_MAX_ROUNDS, "N",
          "at most N rounds, one run of each side per round (default 10)"},
         {"max-seconds", OPT_MAX_SECONDS, "S",
          "start no round that would end after S seconds (default: no limit)"},
+        {"per-test", OPT_PER_TEST, "WHEN",
+         "auto (default: when both commands run ctest), yes or no: alternate test by test"},
         {"base-dir", OPT_BASE_DIR, "DIR",
          "the base side's git work tree, for the stored runs' commit (default: none)"},
         {"format", OPT_FORMAT, "FMT", "md (default), html, svg or json"},
@@ -92,11 +95,15 @@ static const char ab_description[] =
         "undecided then is reported as undecided, never as a regression. Each look spends\n"
         "--alpha divided by the number of looks planned, so stopping early keeps the error rate.\n"
         "\n"
-        "The commands run with 'sh -c' from the current directory; their standard output goes\n"
-        "to standard error, so that the report alone reaches standard output. A command that\n"
-        "fails (exit status not 0) stops the comparison: ciprof says which side, in which\n"
-        "round, and exits 3. Ctrl-C stops it too: the rounds completed are stored and\n"
-        "reported, and ciprof exits 130.\n"
+        "When both commands are plain ctest command lines, a round runs each test of both\n"
+        "sides in turn (ctest ... -R '^NAME$', the command's -j kept), so that a burst of\n"
+        "machine noise hits the two sides of one test together (--per-test no: whole suites).\n"
+        "\n"
+        "The commands run from the current directory (with sh -c when they need a shell);\n"
+        "their standard output goes to standard error, so that the report alone reaches\n"
+        "standard output. A command that fails (exit status not 0) stops the comparison:\n"
+        "ciprof says which side, in which round (and test), and exits 3. Ctrl-C stops it\n"
+        "too: the rounds completed are stored and reported, and ciprof exits 130.\n"
         "\n"
         "Both sides' runs are stored (unless --no-store) on branches 'ab/ID/base' and\n"
         "'ab/ID/head', tagged ab=ID, ab.side and ab.round, so history-mode reports never take\n"
@@ -123,6 +130,7 @@ struct ab_args {
 	long max_rounds;
 	double max_seconds; /* 0: none */
 	int no_store, fail;
+	int per_test; /* -1 no, 0 auto, 1 yes */
 	unsigned set;
 	enum report_format format;
 	struct report_options opts;
@@ -158,6 +166,18 @@ static int ab_opt(void *ctx, int id, const char *arg)
 		if (cli_parse_number("ab", "--max-seconds", arg, 0, 1e7, 1, &v) < 0)
 			return -1;
 		a->max_seconds = v;
+		return 0;
+	case OPT_PER_TEST:
+		if (!strcmp(arg, "auto"))
+			a->per_test = 0;
+		else if (!strcmp(arg, "yes"))
+			a->per_test = 1;
+		else if (!strcmp(arg, "no"))
+			a->per_test = -1;
+		else {
+			cli_usage_error("ab", "--per-test takes auto, yes or no, not '%s'", arg);
+			return -1;
+		}
 		return 0;
 	case OPT_BASE_DIR:
 		a->base_dir = arg;
@@ -261,6 +281,9 @@ struct ab_run {
 	struct store *store;     /* NULL with --no-store */
 	struct run_meta meta[2]; /* git and CI context per side, taken once */
 	struct ab_sides sides;
+	char **argv[2]; /* each side's command: its words, or sh -c CMD (owned) */
+	char **tests;   /* per-test mode: the tests both sides list, in the head's order */
+	size_t ntests;
 	double started;
 	double longest_round;
 };
@@ -317,32 +340,65 @@ static int store_side(struct ab_run *st, int side, size_t round, const struct pr
 
 enum run_outcome { RUN_OK, RUN_FAILED, RUN_INTERRUPTED, RUN_ERROR };
 
-/* Runs one side once. */
-static enum run_outcome run_side(struct ab_run *st, int side, size_t round, struct profile **out)
+/* Runs one side once: its whole command, or with test (per-test mode) only that test. */
+static enum run_outcome run_side(struct ab_run *st, int side, size_t round, const char *test,
+                                 struct profile **out)
 {
-	char *argv[] = {"sh", "-c", (char *)st->a->cmd[side], NULL};
 	struct runner_opts o = st->a->ropts;
+	char **argv = st->argv[side], **targv = NULL, *regex = NULL;
+	if (test) {
+		/* ctest ... -R '^NAME$', NAME's regular-expression characters escaped. */
+		size_t n = 0;
+		while (argv[n])
+			n++;
+		targv = xcalloc(n + 3, sizeof(char *));
+		memcpy(targv, argv, n * sizeof(char *));
+		struct strbuf re = STRBUF_INIT;
+		strbuf_addch(&re, '^');
+		for (const char *c = test; *c; c++) {
+			if (strchr("^$.*+?()[]{}|\\", *c))
+				strbuf_addch(&re, '\\');
+			strbuf_addch(&re, *c);
+		}
+		strbuf_addch(&re, '$');
+		regex = strbuf_detach(&re, NULL);
+		targv[n] = "-R";
+		targv[n + 1] = regex;
+		argv = targv;
+	}
 	o.argv = argv;
-	log_verbose("round %zu: %s: %s", round + 1, side_name[side], st->a->cmd[side]);
+	struct strbuf what = STRBUF_INIT; /* test names are not ours to trust on a terminal */
+	if (test) {
+		strbuf_addstr(&what, ", test ");
+		report_escape(&what, test, REPORT_ESC_TEXT, 200);
+	}
+	log_verbose("round %zu: %s: %s%s", round + 1, side_name[side], st->a->cmd[side], what.buf);
 	int r = runner_run(out, &o);
+	free(regex);
+	free(targv);
+	enum run_outcome outcome = RUN_OK;
 	if (r < 0) {
 		fprintf(stderr, "ciprof: ab: error: the %s command could not be profiled: %s\n",
 		        side_name[side], cp_last_error());
-		return RUN_ERROR;
+		outcome = RUN_ERROR;
+		goto out;
 	}
 	int status = (*out)->stats.exit_status;
 	if (interrupted || status == 128 + SIGINT || status == 128 + SIGTERM) {
 		interrupted = 1;
-		return RUN_INTERRUPTED;
+		outcome = RUN_INTERRUPTED;
+		goto out;
 	}
 	if (status) {
 		fprintf(stderr,
-		        "ciprof: ab: the %s command failed (exit status %d) in round %zu; the "
+		        "ciprof: ab: the %s command failed (exit status %d) in round %zu%s; the "
 		        "comparison stops. Make both sides pass on their own first: %s\n",
-		        side_name[side], status, round + 1, st->a->cmd[side]);
-		return RUN_FAILED;
+		        side_name[side], status, round + 1, what.buf, st->a->cmd[side]);
+		outcome = RUN_FAILED;
 	}
-	return RUN_OK;
+out:
+	strbuf_release(&what);
+	return outcome;
 }
 
 /* .ciprof.yml's run.* and report.* keys for what the command line left unset. */
@@ -362,6 +418,96 @@ static int apply_config(struct ab_args *a, struct config *cfg)
 		if (cli_parse_backend(NULL, config_str(cfg, CONFIG_RUN_BACKEND),
 		                      &a->ropts.backend) < 0)
 			a->ropts.backend = RUNNER_BACKEND_AUTO;
+	}
+	return 0;
+}
+
+/*
+ * Each side's argv: its words when the command needs no shell (so that the runner sees ctest
+ * itself and names its tests), else sh -c CMD. Per-test mode: when both run ctest (and
+ * --per-test is not no), the tests both list. 0, or -1 after a usage error.
+ */
+static int choose_commands(struct ab_run *st)
+{
+	char **names[2] = {NULL, NULL};
+	size_t n[2] = {0, 0};
+	for (int side = 0; side < 2; side++) {
+		st->argv[side] = ab_split_command(st->a->cmd[side]);
+		if (!st->argv[side]) {
+			st->argv[side] = xcalloc(4, sizeof(char *));
+			st->argv[side][0] = xstrdup("sh");
+			st->argv[side][1] = xstrdup("-c");
+			st->argv[side][2] = xstrdup(st->a->cmd[side]);
+		}
+		if (st->a->per_test >= 0)
+			n[side] = runner_ctest_tests(st->argv[side], &names[side]);
+	}
+	int ret = 0;
+	if (st->a->per_test > 0 && (!n[0] || !n[1])) {
+		cli_usage_error("ab", "--per-test yes needs two plain ctest commands whose tests "
+		                      "'ctest --show-only=json-v1' lists");
+		ret = -1;
+	} else if (n[0] && n[1]) {
+		/* The head's order; a test on one side only is an attribution change, not
+		 * something to compare: said, and left out. */
+		st->tests = xcalloc(n[1], sizeof(char *));
+		for (size_t i = 0; i < n[1]; i++) {
+			size_t k = 0;
+			while (k < n[0] && (!names[0][k] || strcmp(names[0][k], names[1][i])))
+				k++;
+			if (k < n[0]) {
+				st->tests[st->ntests++] = names[1][i];
+				names[1][i] = NULL;
+				free(names[0][k]);
+				names[0][k] = NULL;
+			}
+		}
+		for (int side = 0; side < 2; side++)
+			for (size_t i = 0; i < n[side]; i++)
+				if (names[side][i]) {
+					struct strbuf e = STRBUF_INIT;
+					report_escape(&e, names[side][i], REPORT_ESC_TEXT, 200);
+					log_warn("ab: test %s is listed by the %s side only: not "
+					         "compared",
+					         e.buf, side_name[side]);
+					strbuf_release(&e);
+				}
+		log_info("ab: per-test rounds: each of %zu CTest tests of both sides in turn",
+		         st->ntests);
+	}
+	for (int side = 0; side < 2; side++) {
+		for (size_t i = 0; i < n[side]; i++)
+			free(names[side][i]);
+		free(names[side]);
+	}
+	return ret;
+}
+
+/*
+ * One round: each side once, base first in odd rounds (1, 3, ...) and head first in even ones
+ * (ABBA); in per-test mode each test of both sides in turn, in that order. p[side] get the
+ * side's profile. 0, -1 when interrupted, or EXIT_RUNTIME.
+ */
+static int run_round(struct ab_run *st, size_t round, struct profile *p[2])
+{
+	int first = round % 2 ? 1 : 0;
+	size_t nparts = st->ntests ? st->ntests : 1;
+	for (size_t t = 0; t < nparts; t++) {
+		const char *test = st->ntests ? st->tests[t] : NULL;
+		for (int k = 0; k < 2; k++) {
+			int side = k ? !first : first;
+			struct profile *one = NULL;
+			enum run_outcome o = run_side(st, side, round, test, &one);
+			if (o == RUN_OK && !p[side]) {
+				p[side] = one;
+			} else if (o == RUN_OK) {
+				ab_profile_add(p[side], one);
+				profile_free(one);
+			} else {
+				profile_free(one);
+				return o == RUN_INTERRUPTED ? -1 : EXIT_RUNTIME;
+			}
+		}
 	}
 	return 0;
 }
@@ -389,18 +535,9 @@ static int run_rounds(struct ab_run *st, const char **stopped)
 		}
 		double t0 = now_seconds();
 		struct profile *p[2] = {NULL, NULL};
-		int first = round % 2 ? 1 : 0; /* ABBA: base first in even rounds */
-		int ret = 0;
-		for (int k = 0; k < 2 && !ret; k++) {
-			int side = k ? !first : first;
-			enum run_outcome o = run_side(st, side, round, &p[side]);
-			if (o == RUN_INTERRUPTED) {
-				*stopped = "interrupted";
-				ret = -1;
-			} else if (o != RUN_OK) {
-				ret = EXIT_RUNTIME;
-			}
-		}
+		int ret = run_round(st, round, p);
+		if (ret < 0)
+			*stopped = "interrupted";
 		if (ret) {
 			profile_free(p[0]);
 			profile_free(p[1]);
@@ -498,6 +635,10 @@ int cmd_ab(int argc, char **argv)
 	}
 	side_meta(&st, 0);
 	side_meta(&st, 1);
+	if (choose_commands(&st) < 0) {
+		status = EXIT_USAGE;
+		goto out;
+	}
 
 	/* The commands' output goes to stderr: stdout carries the report. */
 	fflush(stdout);
@@ -563,6 +704,11 @@ out:
 	}
 	run_meta_release(&st.meta[0]);
 	run_meta_release(&st.meta[1]);
+	ab_argv_free(st.argv[0]);
+	ab_argv_free(st.argv[1]);
+	for (size_t i = 0; i < st.ntests; i++)
+		free(st.tests[i]);
+	free(st.tests);
 	store_close(st.store);
 out_early:
 	ab_sides_release(&st.sides);

@@ -1,8 +1,12 @@
 /* runner_run: picks the backend and returns the symbolized profile of the command. */
 #include "runner/runner.h"
 #include "common/error.h"
+#include "common/xalloc.h"
+#include "runner/launch.h"
 #include "runner/perf.h"
 #include "runner/preload_backend.h"
+
+#include <string.h>
 
 void runner_opts_init(struct runner_opts *o)
 {
@@ -40,4 +44,24 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 	fallback.unwind = RUNNER_UNWIND_FP;
 	preload_announce_fallback(opts->unwind == RUNNER_UNWIND_DWARF);
 	return preload_backend_run(out, &fallback);
+}
+
+size_t runner_ctest_tests(char **argv, char ***names)
+{
+	*names = NULL;
+	if (!argv || !argv[0] || strcmp(launch_basename(argv[0]), "ctest"))
+		return 0;
+	struct profile *p = profile_new();
+	struct attrib a;
+	attrib_init(&a, p);
+	launch_ctest_prepare(&a, argv);
+	size_t n = a.nctest;
+	if (n) {
+		*names = xcalloc(n, sizeof(char *));
+		for (size_t i = 0; i < n; i++)
+			(*names)[i] = xstrdup(a.ctest[i].name);
+	}
+	attrib_release(&a);
+	profile_free(p);
+	return n;
 }

@@ -50,4 +50,12 @@ enum runner_error {
  */
 int runner_run(struct profile **out, const struct runner_opts *opts);
 
+/*
+ * When argv runs ctest: the names of the tests it would run, as `ctest --show-only=json-v1`
+ * (argv's own options included) lists them, in its order. *names is an owned array of owned
+ * strings (free each, then the array). Returns their number; 0 (and a warning) when argv is not
+ * ctest or the listing fails.
+ */
+size_t runner_ctest_tests(char **argv, char ***names);
+
 #endif
