@@ -4,6 +4,7 @@
  * value whichever source it came from. */
 #include "common/config.h"
 #include "common/error.h"
+#include "common/regex_check.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
@@ -154,13 +155,8 @@ static int check_value(enum config_key k, const char *text, double *num, char **
 		return 0;
 	case CONFIG_T_REGEX_LIST: {
 		regex_t re;
-		int rc = regcomp(&re, text, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[160];
-			regerror(rc, &re, msg, sizeof(msg));
-			return cp_error("'%s': '%.100s' is not a valid regular expression: %s",
-			                ki->name, text, msg);
-		}
+		if (regex_compile(&re, text, REG_NOSUB) < 0)
+			return cp_error("'%s': %s", ki->name, cp_last_error());
 		regfree(&re);
 		*canon = xstrdup(text);
 		return 0;

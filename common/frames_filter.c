@@ -4,6 +4,7 @@
  * under that image. */
 #include "common/frames_filter.h"
 #include "common/error.h"
+#include "common/regex_check.h"
 #include "common/xalloc.h"
 
 #include <stdlib.h>
@@ -13,12 +14,8 @@ static int compile(regex_t **out, size_t *n, char *const *pats, size_t npats)
 {
 	*out = npats ? xcalloc(npats, sizeof(**out)) : NULL;
 	for (size_t i = 0; i < npats; i++) {
-		int rc = regcomp(&(*out)[i], pats[i], REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[160];
-			regerror(rc, &(*out)[i], msg, sizeof(msg));
-			return cp_error("'%s' is not a valid regular expression: %s", pats[i], msg);
-		}
+		if (regex_compile(&(*out)[i], pats[i], REG_NOSUB) < 0)
+			return -1;
 		(*n)++;
 	}
 	return 0;

@@ -2,6 +2,7 @@
  * CTest's process-per-test mapping and stack rules over the symbolized trie. */
 #include "runner/attribute.h"
 #include "common/error.h"
+#include "common/regex_check.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
@@ -384,17 +385,12 @@ int attrib_rules_add(struct attrib_rules *rules, const char *name, const char *c
                      const char *test, const char *as)
 {
 	struct attrib_rule r = {0};
-	char msg[256];
-	int rc;
-	if (caller && (rc = regcomp(&r.caller_re, caller, REG_EXTENDED)) != 0) {
-		regerror(rc, &r.caller_re, msg, sizeof(msg));
-		return cp_error("rule '%s': bad caller regex '%s': %s", name, caller, msg);
-	}
-	if ((rc = regcomp(&r.test_re, test, REG_EXTENDED)) != 0) {
-		regerror(rc, &r.test_re, msg, sizeof(msg));
+	if (caller && regex_compile(&r.caller_re, caller, 0) < 0)
+		return cp_error("rule '%s': caller: %s", name, cp_last_error());
+	if (regex_compile(&r.test_re, test, 0) < 0) {
 		if (caller)
 			regfree(&r.caller_re);
-		return cp_error("rule '%s': bad test regex '%s': %s", name, test, msg);
+		return cp_error("rule '%s': test: %s", name, cp_last_error());
 	}
 	r.name = xstrdup(name);
 	r.caller = caller ? xstrdup(caller) : NULL;

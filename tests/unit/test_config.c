@@ -212,6 +212,10 @@ static void test_setting_errors(void **state)
 	expect_error("frames:\n  ignore:\n    - ok\n    - 'a('\n",
 	             "cfg.yml:4:7: 'frames.ignore': 'a(' is not a valid regular expression");
 	expect_error("frames:\n  fold: [[x]]\n", "cfg.yml:2:10: each item of 'frames.fold'");
+	/* A pull request controls its own config: a pattern regcomp would expand into
+	 * gigabytes is refused before regcomp sees it. */
+	expect_error("frames:\n  ignore:\n    - '^t++++++++++++++++++++++art$'\n",
+	             "cfg.yml:3:7: 'frames.ignore': '^t++++++++++++++++++++++art$' is too complex");
 	expect_error("frames:\n  collapse: []\n",
 	             "unknown key 'collapse' in 'frames'; known keys: ignore, fold");
 	expect_error("comment:\n  enabled: sometimes\n", "'comment.enabled' must be true or false");
