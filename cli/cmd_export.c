@@ -1,8 +1,12 @@
-/* ciprof export: a stored run as folded stacks or as a speedscope file (its "sampled"
- * profiles with shared frames: https://www.speedscope.app/file-format-schema.json). */
+/* ciprof export: a stored run as folded stacks, as a speedscope file (its "sampled"
+ * profiles with shared frames: https://www.speedscope.app/file-format-schema.json), or as
+ * gzip'd pprof (export/pprof.h) for go tool pprof, Pyroscope and the like. */
 #include "cli/cli.h"
 #include "cli/store_open.h"
 #include "common/error.h"
+#include "common/runmeta.h"
+#include "common/strbuf.h"
+#include "export/pprof.h"
 #include "common/xalloc.h"
 
 #include "cli/json.h"
@@ -17,30 +21,33 @@ static const struct cli_option export_options[] = {
          "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
          "the repo top)"},
         {"run", OPT_RUN, "ID", "the run to export (default: the latest)"},
-        {"format", OPT_FORMAT, "FMT", "folded or speedscope (required)"},
+        {"format", OPT_FORMAT, "FMT", "folded, speedscope or pprof (required)"},
         {"test", OPT_TEST, "NAME", "only samples of test NAME"},
         {"output", 'o', "FILE", "write to FILE instead of standard output"},
         {NULL, 0, NULL, NULL},
 };
 
 static const char export_usage[] =
-        "[--db FILE] [--run ID] [--test NAME] [-o FILE] --format folded|speedscope";
+        "[--db FILE] [--run ID] [--test NAME] [-o FILE] --format folded|speedscope|pprof";
 static const char export_description[] =
         "Writes a stored run in a format other tools read.\n"
         "folded: 'root;caller;callee COUNT' per stack (flamegraph.pl, inferno, speedscope).\n"
         "speedscope: a JSON file for https://www.speedscope.app (drag it in, or\n"
         "'speedscope FILE'): one \"sampled\" profile for the whole run, then one per test when\n"
         "the run has several; weights are CPU nanoseconds (samples times the sampling period).\n"
+        "pprof: gzip'd profile.proto (go tool pprof, Pyroscope, Parca): sample types\n"
+        "samples/count and cpu/nanoseconds, a 'test' label on every sample, the run's time.\n"
         "\n"
         "examples:\n"
         "  ciprof export --format speedscope -o run.speedscope.json\n"
+        "  ciprof export --format pprof -o run.pb.gz && go tool pprof -top run.pb.gz\n"
         "  ciprof export --run 12 --format folded | flamegraph.pl > run12.svg\n"
         "  ciprof export --run 12 --test test_parser --format speedscope > parser.json";
 
 struct export_args {
 	const char *db, *test, *output;
 	int64_t run;
-	int format; /* 0 unset, 1 folded, 2 speedscope */
+	int format; /* 0 unset, 1 folded, 2 speedscope, 3 pprof */
 };
 
 static int export_opt(void *ctx, int id, const char *arg)
@@ -63,8 +70,11 @@ static int export_opt(void *ctx, int id, const char *arg)
 			a->format = 1;
 		else if (!strcmp(arg, "speedscope"))
 			a->format = 2;
+		else if (!strcmp(arg, "pprof"))
+			a->format = 3;
 		else {
-			cli_usage_error("export", "--format takes folded or speedscope, not '%s'",
+			cli_usage_error("export",
+			                "--format takes folded, speedscope or pprof, not '%s'",
 			                arg);
 			return -1;
 		}
@@ -154,6 +164,27 @@ static json_t *speedscope(const struct profile *p, int64_t run, const char *test
 	return root;
 }
 
+/* The run as gzip'd pprof, stamped with its start and wall time. */
+static int write_pprof(struct store *s, const struct profile *p, int64_t run, FILE *out)
+{
+	struct run_meta m;
+	run_meta_init(&m);
+	int r = store_get_run(s, run, &m);
+	struct strbuf buf = STRBUF_INIT;
+	if (r == 0) {
+		struct pprof_info info = {
+		        .time_nanos = m.created_at * 1000000000,
+		        .duration_nanos = (int64_t)(m.wall_seconds * 1e9),
+		};
+		r = pprof_write(p, &info, NULL, &buf);
+	}
+	if (r == 0 && fwrite(buf.buf, 1, buf.len, out) != buf.len)
+		r = cp_error_errno("cannot write the pprof profile");
+	strbuf_release(&buf);
+	run_meta_release(&m);
+	return r;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	struct export_args a = {0};
@@ -168,7 +199,7 @@ int cmd_export(int argc, char **argv)
 		                       "--run ID",
 		                       argv[first]);
 	if (!a.format)
-		return cli_usage_error("export", "--format is required: folded or speedscope");
+		return cli_usage_error("export", "--format is required: folded, speedscope or pprof");
 	struct store *s;
 	if ((r = cli_store_open(&s, a.db, STORE_READONLY)))
 		return r;
@@ -187,6 +218,11 @@ int cmd_export(int argc, char **argv)
 	}
 	if (a.format == 1) {
 		if (profile_write_folded(p, out, NULL) < 0) {
+			r = cli_runtime_error();
+			goto out;
+		}
+	} else if (a.format == 3) {
+		if (write_pprof(s, p, a.run, out) < 0) {
 			r = cli_runtime_error();
 			goto out;
 		}

@@ -12,7 +12,7 @@ const struct cli_command cli_commands[] = {
         {"show", cmd_show, "show a stored run by function or by test"},
         {"report", cmd_report, "compare a run with the base branch: what got slower"},
         {"ab", cmd_ab, "profile base and head in turn on this machine and compare them"},
-        {"export", cmd_export, "export a stored run (folded, speedscope)"},
+        {"export", cmd_export, "export a stored run (folded, speedscope, pprof)"},
         {"gc", cmd_gc, "delete old runs from the database"},
         {"comment", cmd_comment, "post or update the report as the PR/MR comment"},
         {"config", cmd_config, "print the effective configuration and its sources"},
