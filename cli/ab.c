@@ -1,9 +1,14 @@
 /* The rounds of an A/B comparison and their report: shared by ciprof ab (which runs them) and
  * ciprof report --ab (which loads them from the store). */
 #include "cli/ab.h"
+#include "cli/cli.h"
+#include "common/error.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 #include "report/baseline.h"
+#include "store/store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,4 +162,112 @@ int ab_render(const struct ab_sides *s, const struct run_meta *base, const struc
 	report_diff_free(d);
 	paired_judgement_release(&j);
 	return ret;
+}
+
+static const char *tag(const struct run_meta *m, const char *key)
+{
+	for (size_t i = 0; i < m->ntags; i++)
+		if (!strcmp(m->tags[i].key, key))
+			return m->tags[i].value;
+	return NULL;
+}
+
+/* The runs of comparison id: per round (1-based, dense), the index into runs of each side. */
+static int find_rounds(struct run_meta *runs, size_t n, const char *id, size_t **idx,
+                       size_t *nrounds)
+{
+	size_t max = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *t = tag(&runs[i], "ab"), *r = tag(&runs[i], "ab.round");
+		if (t && r && !strcmp(t, id)) {
+			long v = atol(r);
+			if (v > 0 && (size_t)v > max && v < 100000)
+				max = (size_t)v;
+		}
+	}
+	*nrounds = max;
+	*idx = xcalloc(2 * (max ? max : 1), sizeof(size_t));
+	for (size_t i = 0; i < 2 * max; i++)
+		(*idx)[i] = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		const char *t = tag(&runs[i], "ab"), *r = tag(&runs[i], "ab.round"),
+		           *side = tag(&runs[i], "ab.side");
+		if (!t || !r || !side || strcmp(t, id))
+			continue;
+		long v = atol(r);
+		int k = !strcmp(side, "head") ? 1 : !strcmp(side, "base") ? 0 : -1;
+		if (v < 1 || (size_t)v > max || k < 0)
+			continue;
+		(*idx)[2 * (size_t)(v - 1) + (size_t)k] = i;
+	}
+	if (!max)
+		return cp_error("no A/B comparison '%s' in the database; its runs carry the tag "
+		                "ab=ID ('ciprof runs' shows tags)",
+		                id);
+	for (size_t r = 0; r < max; r++)
+		if ((*idx)[2 * r] == SIZE_MAX || (*idx)[2 * r + 1] == SIZE_MAX)
+			return cp_error("A/B comparison '%s' lacks a side of round %zu", id, r + 1);
+	return 0;
+}
+
+int ab_report_stored(struct store *s, const char *id, const struct report_options *o,
+                     enum report_format f, const char *output, int fail)
+{
+	struct run_meta *runs = NULL;
+	size_t n = 0, nrounds = 0, *idx = NULL;
+	struct ab_sides sides;
+	ab_sides_init(&sides);
+	struct strbuf doc = STRBUF_INIT;
+	int status = EXIT_RUNTIME;
+	if (store_list_runs(s, NULL, 0, &runs, &n) < 0 ||
+	    find_rounds(runs, n, id, &idx, &nrounds) < 0) {
+		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		goto out;
+	}
+	double seconds = 0;
+	for (size_t r = 0; r < nrounds; r++) {
+		struct profile *p[2] = {NULL, NULL};
+		for (int k = 0; k < 2; k++) {
+			const struct run_meta *m = &runs[idx[2 * r + (size_t)k]];
+			seconds += m->wall_seconds;
+			if (store_load_profile(s, m->id, NULL, &p[k]) < 0) {
+				fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+				profile_free(p[0]);
+				goto out;
+			}
+		}
+		ab_sides_add(&sides, p[0], p[1], runs[idx[2 * r]].id, runs[idx[2 * r + 1]].id);
+	}
+	const struct run_meta *last_head = &runs[idx[2 * (nrounds - 1) + 1]];
+	const char *mr = tag(last_head, "ab.max_rounds"), *ev = tag(last_head, "ab.event"),
+	           *secs = tag(last_head, "ab.seconds");
+	if (secs && atof(secs) > 0)
+		seconds =
+		        atof(secs); /* the comparison's time until its last round, not the runs' */
+	long max_rounds = mr ? atol(mr) : 0;
+	struct report_ab info = {
+	        .id = id,
+	        .rounds = nrounds,
+	        .max_rounds = max_rounds >= (long)nrounds ? (size_t)max_rounds : nrounds,
+	        .seconds = seconds,
+	        .stopped = "stored",
+	        .event = ev ? ev : "cpu-clock",
+	};
+	enum report_verdict verdict;
+	if (ab_render(&sides, &runs[idx[2 * (nrounds - 1)]], last_head, &info, o, f, &doc,
+	              &verdict) < 0) {
+		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		goto out;
+	}
+	log_info("report: A/B comparison %s: %s after %zu rounds; %zu undecided", id,
+	         report_verdict_name(verdict), nrounds, info.undecided);
+	status = cli_write_output(output, &doc);
+	if (!status && fail && verdict == REPORT_REGRESSED)
+		status = EXIT_REGRESSION;
+out:
+	strbuf_release(&doc);
+	ab_sides_release(&sides);
+	free(idx);
+	store_runs_free(runs, n);
+	return status;
 }

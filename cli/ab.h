@@ -47,4 +47,14 @@ int ab_render(const struct ab_sides *s, const struct run_meta *base, const struc
               struct report_ab *info, const struct report_options *o, enum report_format f,
               struct strbuf *out, enum report_verdict *verdict);
 
+/*
+ * ciprof report --ab ID: loads the runs tagged ab=ID, rebuilds the rounds (ab.round, ab.side)
+ * and writes the report as ciprof ab did (to output, or stdout when NULL). Returns an exit
+ * status: 0, EXIT_REGRESSION (with fail), EXIT_RUNTIME (message printed: no such comparison,
+ * a round missing a side, the database failing).
+ */
+struct store;
+int ab_report_stored(struct store *s, const char *id, const struct report_options *o,
+                     enum report_format f, const char *output, int fail);
+
 #endif

@@ -285,6 +285,7 @@ struct ab_run {
 	char **tests;   /* per-test mode: the tests both sides list, in the head's order */
 	size_t ntests;
 	double started;
+	const char *event; /* what is sampled: "cpu-clock", ... */
 	double longest_round;
 };
 
@@ -326,6 +327,9 @@ static int store_side(struct ab_run *st, int side, size_t round, const struct pr
 	run_meta_set_tag(m, "ab.round", num);
 	snprintf(num, sizeof(num), "%ld", st->a->max_rounds);
 	run_meta_set_tag(m, "ab.max_rounds", num);
+	snprintf(num, sizeof(num), "%.3f", now_seconds() - st->started);
+	run_meta_set_tag(m, "ab.seconds", num);
+	run_meta_set_tag(m, "ab.event", st->event);
 	m->id = 0;
 	m->created_at = (int64_t)time(NULL);
 	cli_meta_from_profile(m, p);
@@ -589,7 +593,7 @@ int cmd_ab(int argc, char **argv)
 	struct attrib_rules rules = {0};
 	struct config cfg;
 	config_init(&cfg);
-	struct ab_run st = {.a = &a};
+	struct ab_run st = {.a = &a, .event = "cpu-clock"};
 	ab_sides_init(&st.sides);
 	int first, status = EXIT_USAGE, saved_stdout = -1;
 	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
@@ -677,7 +681,7 @@ int cmd_ab(int argc, char **argv)
 	        .max_rounds = (size_t)a.max_rounds,
 	        .seconds = seconds,
 	        .stopped = stopped,
-	        .event = "cpu-clock",
+	        .event = st.event,
 	};
 	struct strbuf doc = STRBUF_INIT;
 	enum report_verdict verdict;

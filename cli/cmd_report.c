@@ -1,6 +1,7 @@
 /* ciprof report: compare a stored run (the head) with its baseline (runs of the base branch)
  * and print what got slower or faster, as Markdown, HTML, SVG or JSON. Exit 1 only with
  * --fail-on-regression when the verdict is regression. */
+#include "cli/ab.h"
 #include "cli/cli.h"
 #include "cli/store_open.h"
 #include "common/config.h"
@@ -27,6 +28,7 @@ enum {
 	OPT_MIN_CHANGE,
 	OPT_MIN_SHARE,
 	OPT_ALPHA,
+	OPT_AB,
 };
 
 static const struct cli_option report_options[] = {
@@ -45,6 +47,7 @@ static const struct cli_option report_options[] = {
         {"min-share", OPT_MIN_SHARE, "PCT",
          "judge only what holds PCT % of samples on one side (default 0.5)"},
         {"alpha", OPT_ALPHA, "A", "false discovery rate, 0 < A < 1 (default 0.001)"},
+        {"ab", OPT_AB, "ID", "render the stored 'ciprof ab' comparison ID again"},
         {NULL, 0, NULL, NULL},
 };
 
@@ -86,13 +89,14 @@ static const char report_description[] =
         "  ciprof report --base main --format svg -o diff.svg\n"
         "  ciprof report --format json --fail-on-regression > report.json\n"
         "  ciprof report --head 42 --base 37           # run 42 against run 37\n"
-        "  ciprof report --base 1a2b3c4 --min-change 10";
+        "  ciprof report --base 1a2b3c4 --min-change 10\n"
+        "  ciprof report --ab 1767225600-4242          # a 'ciprof ab' comparison, again";
 
 /* Which of the options .ciprof.yml also sets were given on the command line (they win). */
 enum { SET_BASE_RUNS = 1, SET_MIN_CHANGE = 2, SET_MIN_SHARE = 4, SET_ALPHA = 8 };
 
 struct report_args {
-	const char *db, *base, *output;
+	const char *db, *base, *output, *ab;
 	int64_t head;
 	int fail;
 	unsigned set;
@@ -164,6 +168,13 @@ static int report_opt(void *ctx, int id, const char *arg)
 			return -1;
 		a->opts.min_share = v / 100;
 		a->set |= SET_MIN_SHARE;
+		return 0;
+	case OPT_AB:
+		if (!*arg) {
+			cli_usage_error("report", "--ab needs a comparison id (the runs' ab tag)");
+			return -1;
+		}
+		a->ab = arg;
 		return 0;
 	case OPT_ALPHA:
 		if (cli_parse_number("report", "--alpha", arg, 0, 0.999999, 1, &v) < 0)
@@ -240,6 +251,9 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report",
 		                       "unexpected argument '%s'; see 'ciprof report --help'",
 		                       argv[first]);
+	if (a.ab && (a.head || a.base))
+		return cli_usage_error("report", "--ab renders a stored A/B comparison: it takes "
+		                                 "no --head or --base");
 
 	struct config cfg;
 	struct frames_filter ff = {0};
@@ -252,6 +266,13 @@ int cmd_report(int argc, char **argv)
 	}
 	struct store *s;
 	if ((r = cli_store_open(&s, a.db, STORE_READONLY))) {
+		frames_filter_release(&ff);
+		config_release(&cfg);
+		return r;
+	}
+	if (a.ab) {
+		r = ab_report_stored(s, a.ab, &a.opts, a.format, a.output, a.fail);
+		store_close(s);
 		frames_filter_release(&ff);
 		config_release(&cfg);
 		return r;

@@ -507,6 +507,7 @@ static void ab_footer(struct strbuf *o, const struct report_diff *d, const struc
 	                  : !strcmp(ab->stopped, "rounds")      ? "the round budget was spent"
 	                  : !strcmp(ab->stopped, "seconds")     ? "the time budget was spent"
 	                  : !strcmp(ab->stopped, "interrupted") ? "it was interrupted"
+	                  : !strcmp(ab->stopped, "stored")      ? "that is what was stored"
 	                                                        : "it was stopped";
 	strbuf_addf(o,
 	            "<sub>ciprof ab: base and head alternated in ABBA rounds on one machine, "

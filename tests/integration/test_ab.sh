@@ -74,6 +74,32 @@ for e in errors:
 sys.exit(1 if errors else 0)
 PY
 
+# --- ciprof report --ab ID renders the stored comparison again, the same ---
+ID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ab"]["id"])' "$TMP/slow.out")
+run_capture again "$CIPROF" report --db "$DB" --ab "$ID" --format json --fail-on-regression
+expect_rc "report --ab ID --fail-on-regression" 1 again
+python3 - "$TMP/slow.out" "$TMP/again.out" <<'PY' || check_failed "report --ab differs from ab's own report (above)"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+key = lambda r: [(x["name"], x["kind"], round(x["delta"], 9), x["undecided"])
+                 for x in r["tests"] + r["functions"]]
+errors = []
+if key(a) != key(b):
+    errors.append(f"items {key(a)} != {key(b)}")
+for k in ("verdict", "base", "head"):
+    if a[k] != b[k]:
+        errors.append(f"{k}: {a[k]} != {b[k]}")
+if a["ab"]["rounds"] != b["ab"]["rounds"] or b["ab"]["stopped"] != "stored":
+    errors.append(f"ab {a['ab']} vs {b['ab']}")
+for e in errors:
+    print("  mismatch:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+run_capture nosuch "$CIPROF" report --db "$DB" --ab no-such-id
+expect_rc "report --ab of an unknown id" 3 nosuch
+grep -q "no A/B comparison 'no-such-id'" "$TMP/nosuch.err" && ok "an unknown comparison is named" ||
+	check_failed "no clear error for an unknown comparison: $(cat "$TMP/nosuch.err")"
+
 # --- too few samples to decide: undecided, not a regression, exit 0 ---
 run_capture few "$CIPROF" ab --no-store --max-rounds 2 --hz 20 --format json \
 	--fail-on-regression --base "'$W' 30 30" --head "'$W' 30 33"
