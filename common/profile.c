@@ -17,6 +17,7 @@ struct profile *profile_new(void)
 	hashidx_init(&p->frame_idx);
 	hashidx_init(&p->node_idx);
 	hashidx_init(&p->sample_idx);
+	hashidx_init(&p->result_idx);
 	profile_intern(p, "");
 	ALLOC_GROW(p->nodes, 1, p->nodes_alloc);
 	p->nodes[0] = (struct profile_node){0, UINT32_MAX};
@@ -38,6 +39,7 @@ void profile_free(struct profile *p)
 	hashidx_release(&p->frame_idx);
 	hashidx_release(&p->node_idx);
 	hashidx_release(&p->sample_idx);
+	hashidx_release(&p->result_idx);
 	free(p);
 }
 
@@ -153,25 +155,34 @@ void profile_add(struct profile *p, uint32_t test, uint32_t node, uint64_t count
 	p->nsamples++;
 }
 
+static int result_eq(const void *ctx, uint32_t pos, const void *key)
+{
+	const struct profile *p = ctx;
+	return p->results[pos].test == *(const uint32_t *)key;
+}
+
+/* Results are looked up by test id through result_idx: a suite of 300,000 JUnit cases
+ * must not cost 300,000 scans of the list. */
 void profile_set_result(struct profile *p, uint32_t test, uint32_t status, double seconds)
 {
-	for (size_t i = 0; i < p->nresults; i++) {
-		if (p->results[i].test == test) {
-			p->results[i].status = status;
-			p->results[i].seconds = seconds;
-			return;
-		}
+	uint64_t h = hash_bytes(&test, sizeof(test), 5);
+	int64_t found = hashidx_find(&p->result_idx, h, result_eq, p, &test);
+	if (found >= 0) {
+		p->results[found].status = status;
+		p->results[found].seconds = seconds;
+		return;
 	}
 	ALLOC_GROW(p->results, p->nresults + 1, p->results_alloc);
-	p->results[p->nresults++] = (struct profile_result){test, status, seconds};
+	p->results[p->nresults] = (struct profile_result){test, status, seconds};
+	hashidx_insert(&p->result_idx, h, (uint32_t)p->nresults);
+	p->nresults++;
 }
 
 const struct profile_result *profile_result(const struct profile *p, uint32_t test)
 {
-	for (size_t i = 0; i < p->nresults; i++)
-		if (p->results[i].test == test)
-			return &p->results[i];
-	return NULL;
+	int64_t found = hashidx_find(&p->result_idx, hash_bytes(&test, sizeof(test), 5),
+	                             result_eq, p, &test);
+	return found >= 0 ? &p->results[found] : NULL;
 }
 
 size_t profile_node_depth(const struct profile *p, uint32_t node)

@@ -78,6 +78,7 @@ struct profile {
 
 	struct profile_result *results; /* at most one per test, in insertion order */
 	size_t nresults, results_alloc;
+	struct hashidx result_idx; /* test id -> position in results */
 
 	struct profile_stats stats;
 };

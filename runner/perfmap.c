@@ -92,7 +92,18 @@ static int parse_line(struct perfmap *m, const char *p, const char *end, const c
 	struct perfmap_entry *e = &m->entries[m->n++];
 	e->start = start;
 	e->size = size;
-	e->name = xstrndup(p, (size_t)(end - p));
+	size_t len = (size_t)(end - p);
+	if (len <= PERFMAP_NAME_MAX) {
+		e->name = xstrndup(p, len);
+		return 0;
+	}
+	/* Cut before a UTF-8 continuation byte never splits a character. */
+	size_t keep = PERFMAP_NAME_MAX - 3;
+	while (keep > 0 && ((unsigned char)p[keep] & 0xc0) == 0x80)
+		keep--;
+	e->name = xmalloc(keep + 4);
+	memcpy(e->name, p, keep);
+	memcpy(e->name + keep, "\xe2\x80\xa6", 4); /* U+2026 and the NUL */
 	return 0;
 }
 

@@ -76,6 +76,11 @@ struct sym_segment {
 int sym_offset_to_vaddr(const struct sym_segment *segs, size_t nsegs, uint64_t offset,
 			uint64_t *out);
 
+/* The longest name kept from a perf map, in bytes: a longer one (a JIT may write anything) is
+ * cut at a character boundary and ends in "…", so one line cannot cost memory all the way
+ * through symbolization, the profile and the database. */
+#define PERFMAP_NAME_MAX 4096
+
 /* One entry of a perf map file: "START SIZE NAME" in hex. */
 struct perfmap_entry {
 	uint64_t start, size;

@@ -173,6 +173,32 @@ struct bad_case {
 	size_t kept;       /* entries parsed before the bad line */
 };
 
+/* A perf map line with a huge name keeps PERFMAP_NAME_MAX bytes of it, cut between
+ * characters and marked with an ellipsis. */
+static void test_perfmap_long_name(void **state)
+{
+	(void)state;
+	size_t n = 1 << 20;
+	char *text = malloc(n + 64);
+	int off = snprintf(text, 64, "7f0000001000 20 ");
+	/* "é" (2 bytes) repeated: a cut at an odd byte would split one. */
+	for (size_t i = 0; i < n; i += 2)
+		memcpy(text + off + i, "\xc3\xa9", 2);
+	strcpy(text + off + n, "\n7f0000002000 10 short\n");
+	struct perfmap m = {0};
+	assert_int_equal(perfmap_parse(&m, text, strlen(text), "perf-2.map"), 0);
+	assert_int_equal(m.n, 2);
+	const char *name = m.entries[0].name;
+	size_t len = strlen(name);
+	assert_true(len <= PERFMAP_NAME_MAX);
+	assert_true(len > PERFMAP_NAME_MAX - 8);
+	assert_string_equal(name + len - 3, "\xe2\x80\xa6");
+	assert_true(((len - 3) % 2) == 0); /* whole characters only */
+	assert_string_equal(m.entries[1].name, "short");
+	perfmap_release(&m);
+	free(text);
+}
+
 static void test_perfmap_malformed(void **state)
 {
 	static const struct bad_case cases[] = {
@@ -748,6 +774,7 @@ int main(void)
 	        cmocka_unit_test(test_offset_to_vaddr),
 	        cmocka_unit_test(test_perfmap_good),
 	        cmocka_unit_test(test_perfmap_malformed),
+	        cmocka_unit_test(test_perfmap_long_name),
 	        cmocka_unit_test(test_demangle),
 	        cmocka_unit_test(test_resolve_own_function),
 	        cmocka_unit_test(test_resolve_libc),
