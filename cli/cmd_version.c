@@ -4,9 +4,7 @@
 #include <elfutils/version.h>
 #include <stdio.h>
 
-#ifndef CIPROF_VERSION
-#define CIPROF_VERSION "0.1.0"
-#endif
+#include "ciprof_version.h"
 
 static const struct cli_option version_options[] = {{NULL, 0, NULL, NULL}};
 

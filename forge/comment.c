@@ -11,9 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef CIPROF_VERSION
-#define CIPROF_VERSION "0.1.0"
-#endif
+#include "ciprof_version.h"
 
 /* Rounds of "find, then update or create" when a create fails with a server error. */
 #define UPSERT_ROUNDS 3

@@ -277,6 +277,22 @@ int pl_parse_file(const unsigned char *buf, size_t len, const char *name, pl_rec
 
 /* ---- finding the library ---- */
 
+#ifndef CIPROF_PRELOAD_RELATIVE
+#define CIPROF_PRELOAD_RELATIVE "../lib/ciprof/libciprof-preload.so"
+#endif
+#ifndef CIPROF_PRELOAD_INSTALLED
+#define CIPROF_PRELOAD_INSTALLED "/usr/local/lib/ciprof/libciprof-preload.so"
+#endif
+
+/* The absolute path of path when it is a readable file, else NULL. */
+static char *readable_realpath(const char *path)
+{
+	char buf[PATH_MAX];
+	if (access(path, R_OK) == 0 && realpath(path, buf))
+		return xstrdup(buf);
+	return NULL;
+}
+
 char *preload_find_library(void)
 {
 	const char *env = getenv("CIPROF_PRELOAD_LIB");
@@ -288,35 +304,33 @@ char *preload_find_library(void)
 		}
 		return xstrdup(buf);
 	}
+	/* The build tree puts it next to the binary; an installed tree at bin/../lib/ciprof/. */
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *next_to = NULL;
+	char *next_to = NULL, *relative = NULL, *found = NULL;
 	if (n > 0) {
 		exe[n] = '\0';
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
 			next_to = xasprintf("%s/libciprof-preload.so", exe);
-			if (access(next_to, R_OK) == 0 && realpath(next_to, buf)) {
-				free(next_to);
-				return xstrdup(buf);
-			}
+			relative = xasprintf("%s/%s", exe, CIPROF_PRELOAD_RELATIVE);
+			found = readable_realpath(next_to);
+			if (!found)
+				found = readable_realpath(relative);
 		}
 	}
-#ifdef CIPROF_PRELOAD_INSTALLED
-	const char *installed = CIPROF_PRELOAD_INSTALLED;
-#else
-	const char *installed = "/usr/local/lib/ciprof/libciprof-preload.so";
-#endif
-	if (access(installed, R_OK) == 0 && realpath(installed, buf)) {
-		free(next_to);
-		return xstrdup(buf);
-	}
-	cp_error("the LD_PRELOAD sampler libciprof-preload.so was not found (looked at %s and "
-	         "%s); build the ciprof-preload target or set CIPROF_PRELOAD_LIB to its path",
-	         next_to ? next_to : "the ciprof binary's folder", installed);
+	if (!found)
+		found = readable_realpath(CIPROF_PRELOAD_INSTALLED);
+	if (!found)
+		cp_error("the LD_PRELOAD sampler libciprof-preload.so was not found (looked at %s, "
+		         "%s and %s); install ciprof with its library (docs/install.md), build the "
+		         "ciprof-preload target, or set CIPROF_PRELOAD_LIB to its path",
+		         next_to ? next_to : "the ciprof binary's folder",
+		         relative ? relative : "bin/" CIPROF_PRELOAD_RELATIVE, CIPROF_PRELOAD_INSTALLED);
 	free(next_to);
-	return NULL;
+	free(relative);
+	return found;
 }
 
 /* ---- the announcement of a fallback ---- */
