@@ -156,7 +156,7 @@ int ab_render(const struct ab_sides *s, const struct run_meta *base, const struc
 	                   info->id, s->n, s->n);
 	struct run_meta h = *head;
 	h.id = s->n ? s->ids[1][s->n - 1] : 0;
-	struct report r = {&h, &b, d};
+	struct report r = {.head = &h, .base = &b, .diff = d};
 	int ret = report_render(&r, f, out);
 	report_baseline_release(&b);
 	report_diff_free(d);

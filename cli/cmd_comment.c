@@ -9,6 +9,7 @@
 #include "common/xalloc.h"
 #include "forge/forge.h"
 #include "forge/http.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@ enum {
 	OPT_BODY_FILE,
 	OPT_DRY_RUN,
 	OPT_STRICT,
+	OPT_ID,
 };
 
 static const struct cli_option comment_options[] = {
@@ -35,20 +37,25 @@ static const struct cli_option comment_options[] = {
         {"dry-run", OPT_DRY_RUN, NULL,
          "print the request (method, URL, body) instead of sending it; never the token"},
         {"strict", OPT_STRICT, NULL, "exit 3 when the comment cannot be posted"},
+        {"id", OPT_ID, "NAME",
+         "one sticky comment per NAME (a CI matrix: one per suite); passed to 'ciprof report'"},
         {NULL, 0, NULL, NULL},
 };
 
 static const char comment_usage[] =
-        "[--provider github|gitlab] [--body-file FILE] [--dry-run] [--strict]";
+        "[--provider github|gitlab] [--id NAME] [--body-file FILE] [--dry-run] [--strict]";
 static const char comment_description[] =
         "Posts the report as ciprof's comment on the current pull request (GitHub Actions)\n"
         "or merge request (GitLab CI), or updates the one it posted before: every comment is\n"
         "listed, and ciprof's is the one carrying the hidden marker <!-- ciprof-report -->\n"
         "and written by the token's own user (on Actions with GITHUB_TOKEN:\n"
         "github-actions[bot]; CIPROF_COMMENT_AUTHOR overrides). A marker in anyone else's\n"
-        "comment is left alone.\n"
+        "comment is left alone. With --id NAME the marker is <!-- ciprof-report id=NAME -->:\n"
+        "each NAME keeps its own comment, so the jobs of a CI matrix do not overwrite each\n"
+        "other's (NAME: 1 to 64 letters, digits and . _ + : / @ -).\n"
         "\n"
-        "The body: --body-file, else 'ciprof report --format md' of the latest run against\n"
+        "The body: --body-file, else 'ciprof report --format md [--id NAME]' of the latest run\n"
+        "against\n"
         "report.base-branch when set, else the PR's target branch. With $GITHUB_STEP_SUMMARY\n"
         "set, the body is also appended to the job summary.\n"
         "\n"
@@ -66,11 +73,13 @@ static const char comment_description[] =
         "examples:\n"
         "  ciprof comment\n"
         "  ciprof comment --body-file report.md --strict\n"
+        "  ciprof comment --id linux-gcc          # in a matrix job: its own comment\n"
         "  ciprof comment --provider gitlab --dry-run";
 
 struct comment_args {
 	const char *provider;
 	const char *body_file;
+	const char *id;
 	int dry_run, strict;
 };
 
@@ -100,6 +109,16 @@ static int comment_opt(void *ctx, int id, const char *arg)
 	case OPT_STRICT:
 		a->strict = 1;
 		return 0;
+	case OPT_ID:
+		if (!report_id_valid(arg)) {
+			cli_usage_error("comment",
+			                "--id takes 1 to 64 letters, digits and . _ + : / @ - (no "
+			                "'--'), not '%s'",
+			                arg);
+			return -1;
+		}
+		a->id = arg;
+		return 0;
 	}
 	return -1;
 }
@@ -109,9 +128,9 @@ static int comment_opt(void *ctx, int id, const char *arg)
  * It runs this very binary as a subprocess, so comment depends on report's command line only;
  * this function is the one place that knows how the report is obtained. 0 or -1 (cp_error).
  */
-static int report_body(const char *base, struct strbuf *out)
+static int report_body(const char *base, const char *id, struct strbuf *out)
 {
-	const char *args[10];
+	const char *args[12];
 	size_t n = 0;
 	args[n++] = "ciprof";
 	if (log_level() <= LOG_QUIET)
@@ -124,6 +143,10 @@ static int report_body(const char *base, struct strbuf *out)
 	if (base) {
 		args[n++] = "--base";
 		args[n++] = base;
+	}
+	if (id) {
+		args[n++] = "--id";
+		args[n++] = id;
 	}
 	args[n] = NULL;
 	int fds[2];
@@ -305,6 +328,8 @@ int cmd_comment(int argc, char **argv)
 		status = not_posted(&a, &t, NULL);
 		goto out;
 	}
+	free(t.marker);
+	t.marker = report_marker(a.id);
 
 	/* The body. */
 	if (a.body_file) {
@@ -325,7 +350,7 @@ int cmd_comment(int argc, char **argv)
 		if (base)
 			log_verbose("comment: body from 'ciprof report --base %s' (%s)", base, why);
 		free(why);
-		if (report_body(base, &body) < 0) {
+		if (report_body(base, a.id, &body) < 0) {
 			status = not_posted(&a, &t, NULL);
 			goto out;
 		}

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
+#include "forge/forge.h"
 #include "report/report.h"
 
 #include <errno.h>
@@ -29,7 +30,14 @@ enum {
 	OPT_MIN_SHARE,
 	OPT_ALPHA,
 	OPT_AB,
+	OPT_ID,
+	OPT_ARTIFACT_URL,
+	OPT_TREND_RUNS,
 };
+
+extern char **environ;
+
+#define TREND_RUNS 20 /* base runs in the Markdown trend charts */
 
 static const struct cli_option report_options[] = {
         {"db", OPT_DB, "FILE",
@@ -48,13 +56,21 @@ static const struct cli_option report_options[] = {
          "judge only what holds PCT % of samples on one side (default 0.5)"},
         {"alpha", OPT_ALPHA, "A", "false discovery rate, 0 < A < 1 (default 0.001)"},
         {"ab", OPT_AB, "ID", "render the stored 'ciprof ab' comparison ID again"},
+        {"id", OPT_ID, "NAME",
+         "which suite this is (a CI matrix job): its own sticky comment (see 'comment --id')"},
+        {"artifact-url", OPT_ARTIFACT_URL, "URL",
+         "link the Markdown to the HTML report there (default: $CIPROF_ARTIFACT_URL, else "
+         "the CI run's artifacts)"},
+        {"trend-runs", OPT_TREND_RUNS, "N",
+         "base runs in the Markdown trend charts (default 20; 0: no charts)"},
         {NULL, 0, NULL, NULL},
 };
 
 static const char report_usage[] =
         "[--db FILE] [--head RUN] [--base REF] [--base-runs N]\n"
         "                     [--format md|html|svg|json] [-o FILE] [--fail-on-regression]\n"
-        "                     [--min-change PCT] [--min-share PCT] [--alpha A]";
+        "                     [--min-change PCT] [--min-share PCT] [--alpha A]\n"
+        "                     [--id NAME] [--artifact-url URL] [--trend-runs N]";
 static const char report_description[] =
         "Compares a stored run (the head, default the newest) with its baseline and reports\n"
         "which tests and functions got slower or faster, in CPU time.\n"
@@ -71,7 +87,12 @@ static const char report_description[] =
         "not a regression), and the test or function holds at least --min-share of samples.\n"
         "Small changes need many samples: sample at --hz 999 or more ('ciprof run --hz').\n"
         "\n"
-        "Formats: md, GitHub Markdown for a PR comment (at most 65,536 characters); html, one\n"
+        "Formats: md, GitHub Markdown for a PR comment (at most 65,536 characters): the\n"
+        "verdict with counts, then the findings (each changed test and function: base -> head\n"
+        "CPU, change, q-value, hottest path and what changed under it), a Mermaid trend of\n"
+        "the base branch's last --trend-runs runs plus this one, and only then the unchanged\n"
+        "tests and the text flame graph. In CI it names the PR's own head commit (from the\n"
+        "event, not the merge commit) and links the job and --artifact-url. html, one\n"
         "self-contained page with the flame graph; svg, the diff flame graph (red grew, blue\n"
         "shrank, width = head samples); json, {\"verdict\", \"head\", \"base\", \"tests\",\n"
         "\"functions\": [{\"name\", \"base_share\", \"head_share\", \"delta\", \"p_value\",\n"
@@ -102,6 +123,8 @@ struct report_args {
 	unsigned set;
 	enum report_format format;
 	struct report_options opts;
+	const char *id, *artifact_url;
+	long trend_runs;
 };
 
 int cli_parse_number(const char *cmd, const char *opt, const char *arg, double lo, double hi,
@@ -153,6 +176,27 @@ static int report_opt(void *ctx, int id, const char *arg)
 		return cli_parse_report_format("report", arg, &a->format);
 	case 'o':
 		a->output = arg;
+		return 0;
+	case OPT_ID:
+		if (!report_id_valid(arg)) {
+			cli_usage_error("report",
+			                "--id takes 1 to 64 letters, digits and . _ + : / @ - (no "
+			                "'--'), not '%s'",
+			                arg);
+			return -1;
+		}
+		a->id = arg;
+		return 0;
+	case OPT_ARTIFACT_URL:
+		a->artifact_url = arg;
+		return 0;
+	case OPT_TREND_RUNS:
+		if (cli_parse_int(arg, 0, 1000, &a->trend_runs) < 0) {
+			cli_usage_error(
+			        "report",
+			        "--trend-runs takes a whole number from 0 to 1000, not '%s'", arg);
+			return -1;
+		}
 		return 0;
 	case OPT_FAIL:
 		a->fail = 1;
@@ -238,9 +282,41 @@ int cli_write_output(const char *path, const struct strbuf *buf)
 	return cli_finish_stdout();
 }
 
+/* The PR's own head commit when the head run was made for the PR this CI job is for: the
+ * run's commit is then the CI's merge of the PR (owned, NULL when unknown). */
+static char *pr_head(const struct run_meta *head)
+{
+	enum forge_provider p = forge_detect(environ);
+	if (p == FORGE_UNKNOWN || !head->pr_number)
+		return NULL;
+	struct forge_target t;
+	forge_target_init(&t);
+	char *sha = NULL;
+	if (forge_target_from_env(&t, p, environ) == 0 && t.number == head->pr_number && *t.pr_head)
+		sha = xstrdup(t.pr_head);
+	forge_target_release(&t);
+	return sha;
+}
+
+/* Where the HTML report will be: --artifact-url, $CIPROF_ARTIFACT_URL, else the CI run's
+ * artifact list (GitHub's run page, GitLab's job artifacts). Owned, NULL when unknown. */
+static char *artifact_url(const struct report_args *a, const struct run_meta *head)
+{
+	const char *v = a->artifact_url ? a->artifact_url : getenv("CIPROF_ARTIFACT_URL");
+	if (v && *v)
+		return xstrdup(v);
+	if (!*head->job_url)
+		return NULL;
+	if (!strcmp(head->ci_provider, "github"))
+		return xasprintf("%s#artifacts", head->job_url);
+	if (!strcmp(head->ci_provider, "gitlab"))
+		return xasprintf("%s/artifacts/browse", head->job_url);
+	return NULL;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	struct report_args a = {.format = REPORT_FORMAT_MD};
+	struct report_args a = {.format = REPORT_FORMAT_MD, .trend_runs = TREND_RUNS};
 	report_options_init(&a.opts);
 	int first;
 	int r = cli_parse(argc, argv, "report", report_usage, report_description, report_options,
@@ -284,6 +360,8 @@ int cmd_report(int argc, char **argv)
 	struct profile *hp = NULL;
 	struct report_diff *diff = NULL;
 	struct strbuf out = STRBUF_INIT;
+	struct report_trend trend = {0};
+	char *prh = NULL, *aurl = NULL;
 	int64_t id = a.head;
 	if ((!id && store_latest_run(s, NULL, &id) < 0) || store_get_run(s, id, &head) < 0 ||
 	    store_load_profile(s, id, NULL, &hp) < 0 ||
@@ -313,7 +391,15 @@ int cmd_report(int argc, char **argv)
 	}
 	if (base.n)
 		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
-	struct report rep = {&head, &base, diff};
+	prh = pr_head(&head);
+	aurl = artifact_url(&a, &head);
+	struct report rep = {&head, &base, diff, NULL, a.id, prh, aurl};
+	if (a.format == REPORT_FORMAT_MD && diff && a.trend_runs > 0) {
+		if (report_trend_load(s, &rep, (size_t)a.trend_runs, &trend) < 0)
+			log_warn("report: no trend charts: %s", cp_last_error());
+		else
+			rep.trend = &trend;
+	}
 	if (report_render(&rep, a.format, &out) < 0) {
 		r = cli_runtime_error();
 		goto out;
@@ -334,6 +420,9 @@ int cmd_report(int argc, char **argv)
 	r = a.fail && diff && diff->verdict == REPORT_REGRESSED ? EXIT_REGRESSION : EXIT_OK;
 out:
 	strbuf_release(&out);
+	report_trend_release(&trend);
+	free(prh);
+	free(aurl);
 	report_diff_free(diff);
 	profile_free(hp);
 	report_baseline_release(&base);

@@ -41,22 +41,22 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-char *forge_prepare_body(const char *body, size_t len, size_t limit)
+char *forge_prepare_body(const char *body, size_t len, size_t limit, const char *marker)
 {
 	static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 	struct strbuf out = STRBUF_INIT;
 	const unsigned char *s = (const unsigned char *)body;
 	/* The marker first, unless the body already carries it. */
 	int has_marker = 0;
-	if (len >= strlen(FORGE_MARKER)) {
+	if (len >= strlen(marker)) {
 		char *copy = xstrndup(body, len); /* stops at a NUL: fine for a search */
-		has_marker = strstr(copy, FORGE_MARKER) != NULL;
+		has_marker = strstr(copy, marker) != NULL;
 		free(copy);
 	}
 	size_t chars = 0;
 	if (!has_marker) {
-		strbuf_addstr(&out, FORGE_MARKER "\n");
-		chars += strlen(FORGE_MARKER) + 1;
+		strbuf_addf(&out, "%s\n", marker);
+		chars += strlen(marker) + 1;
 	}
 	char note[128];
 	int nn = snprintf(

@@ -164,7 +164,7 @@ int forge_comment_upsert(const struct forge_target *t, const char *body, size_t 
 	const struct forge_provider_ops *ops = ops_for(t->provider);
 	struct forge_session s = {.t = t, .res = res};
 	memset(res, 0, sizeof(*res));
-	char *text = forge_redact(forge_prepare_body(body, len, ops->body_limit), t->token);
+	char *text = forge_redact(forge_prepare_body(body, len, ops->body_limit, t->marker), t->token);
 	char *payload = NULL;
 	char *auth = NULL;
 	int ret = -1;

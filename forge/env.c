@@ -69,6 +69,8 @@ void forge_target_init(struct forge_target *t)
 	t->base_ref = xstrdup("");
 	t->author = xstrdup("");
 	t->head_sha = xstrdup("");
+	t->pr_head = xstrdup("");
+	t->marker = xstrdup(FORGE_MARKER);
 }
 
 void forge_target_release(struct forge_target *t)
@@ -83,6 +85,8 @@ void forge_target_release(struct forge_target *t)
 	free(t->base_ref);
 	free(t->author);
 	free(t->head_sha);
+	free(t->pr_head);
+	free(t->marker);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -115,6 +119,14 @@ static int set_token(struct forge_target *t, const char *v, const char *var)
 }
 
 /* A PR/MR number: 1 .. 2^53 in decimal. */
+/* A commit id from the CI: 7 to 64 hex digits, else ignored ("" kept). */
+static void set_sha(char **field, const char *v)
+{
+	size_t n = v ? strlen(v) : 0;
+	if (n >= 7 && n <= 64 && strspn(v, "0123456789abcdef") == n)
+		set(field, v);
+}
+
 static int parse_number(const char *s, int64_t *out)
 {
 	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 15)
@@ -168,6 +180,10 @@ static int github_event(struct forge_target *t, const char *path)
 		t->number = json_integer_value(num);
 		set(&t->number_src, "GITHUB_EVENT_PATH");
 	}
+	/* the PR's own head, not the merge commit the workflow checked out */
+	json_t *sha = json_object_get(json_object_get(pr, "head"), "sha");
+	if (json_is_string(sha))
+		set_sha(&t->pr_head, json_string_value(sha));
 	json_t *base = json_object_get(json_object_get(pr, "base"), "ref");
 	if (json_is_string(base) && !*t->base_ref)
 		set(&t->base_ref, json_string_value(base));
@@ -245,6 +261,8 @@ static int gitlab_env(struct forge_target *t, char *const *envp)
 		set(&t->number_src, "CI_MERGE_REQUEST_IID");
 	}
 	set(&t->base_ref, env_str(envp, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"));
+	/* set in merged-results pipelines, where CI_COMMIT_SHA is the merge */
+	set_sha(&t->pr_head, env_str(envp, "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"));
 	return set_token(t, env_str(envp, "CIPROF_GITLAB_TOKEN"), "CIPROF_GITLAB_TOKEN");
 }
 

@@ -40,7 +40,12 @@ struct forge_target {
 	char *base_ref;        /* the PR's target branch, "" when unknown */
 	char *author;   /* CIPROF_COMMENT_AUTHOR: ciprof's comments' author, "" = ask the API */
 	char *head_sha; /* CIPROF_PR_HEAD_SHA: the PR's head commit must be this one */
+	char *pr_head;  /* the PR's head commit as the CI reports it (GitHub's event
+	                   pull_request.head.sha, GitLab's CI_MERGE_REQUEST_SOURCE_BRANCH_SHA):
+	                   hex, "" when unknown */
 	int actions;    /* GitHub Actions (GITHUB_ACTIONS=true) */
+	char *marker;   /* the hidden line that makes a comment ciprof's: FORGE_MARKER, or
+	                   report_marker(--id) so that each suite keeps its own comment */
 };
 
 void forge_target_init(struct forge_target *t);
@@ -95,9 +100,9 @@ int forge_comment_upsert(const struct forge_target *t, const char *body, size_t 
                          const struct forge_opts *o, struct forge_result *res);
 
 /*
- * The body as it will be sent (owned): marker first, valid UTF-8, at most limit characters
- * (a truncation note included). Exposed for tests.
+ * The body as it will be sent (owned): marker (a line of its own) first, valid UTF-8, at most limit
+ * characters (a truncation note included). Exposed for tests.
  */
-char *forge_prepare_body(const char *body, size_t len, size_t limit);
+char *forge_prepare_body(const char *body, size_t len, size_t limit, const char *marker);
 
 #endif

@@ -132,7 +132,7 @@ static int github_find(struct forge_session *s, struct forge_found *f)
 			json_t *body = json_object_get(c, "body");
 			json_t *login = json_object_get(json_object_get(c, "user"), "login");
 			json_t *id = json_object_get(c, "id");
-			if (!json_is_string(body) || !strstr(json_string_value(body), FORGE_MARKER))
+			if (!json_is_string(body) || !strstr(json_string_value(body), t->marker))
 				continue;
 			if (!json_is_string(login) ||
 			    strcasecmp(json_string_value(login), s->login) ||

@@ -142,7 +142,7 @@ static int gitlab_find(struct forge_session *s, struct forge_found *f)
 			/* system notes ("added 1 commit") are GitLab's own, never ciprof's */
 			if (json_is_true(json_object_get(c, "system")))
 				continue;
-			if (!json_is_string(body) || !strstr(json_string_value(body), FORGE_MARKER))
+			if (!json_is_string(body) || !strstr(json_string_value(body), t->marker))
 				continue;
 			if (!is_ours(s, json_object_get(c, "author")) || !json_is_integer(id)) {
 				s->res->foreign_markers++;

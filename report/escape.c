@@ -93,6 +93,12 @@ static void put_cp(struct strbuf *out, uint32_t c, enum report_esc how)
 		return;
 	}
 	c = clean_cp(c);
+	if (how == REPORT_ESC_LABEL) {
+		int keep = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		           (c >= 'A' && c <= 'Z') || (c && strchr(" _:.,+-()~", (int)c));
+		strbuf_addch(out, keep ? (char)c : '?');
+		return;
+	}
 	if (how == REPORT_ESC_MD && c < 0x80 && !md_plain(c)) {
 		strbuf_addf(out, "&#%u;", (unsigned)c);
 		return;

@@ -14,6 +14,7 @@
 /* Every tag report_markdown_doc writes, exactly as it writes them. */
 static const char *const allowed_tags[] = {
         "<details>",
+        "<details open>",
         "</details>",
         "<summary>",
         "</summary>",
@@ -45,7 +46,7 @@ static const char *const allowed_tags[] = {
 };
 
 /* Whether every tag in an HTML node's text is one of ours (and '>' never stands alone). */
-static int html_is_ours(const char *s)
+static int html_is_ours(const char *s, const char *marker)
 {
 	while (*s) {
 		if (*s == '>')
@@ -58,7 +59,7 @@ static int html_is_ours(const char *s)
 		if (!end)
 			return 0;
 		size_t len = (size_t)(end - s) + 1;
-		int ok = 0;
+		int ok = strlen(marker) == len && !memcmp(marker, s, len);
 		for (const char *const *t = allowed_tags; *t && !ok; t++)
 			ok = strlen(*t) == len && !memcmp(*t, s, len);
 		if (!ok)
@@ -70,7 +71,7 @@ static int html_is_ours(const char *s)
 
 /* Turns raw HTML that is not ours into text (inline) or a code block (block), and links or
  * images (the writer makes none) into their plain text. */
-static void sanitize(cmark_node *doc)
+static void sanitize(cmark_node *doc, const char *marker)
 {
 	cmark_node **bad = NULL;
 	size_t n = 0, alloc = 0;
@@ -83,10 +84,12 @@ static void sanitize(cmark_node *doc)
 		cmark_node_type t = cmark_node_get_type(node);
 		if (t == CMARK_NODE_HTML_BLOCK || t == CMARK_NODE_HTML_INLINE) {
 			const char *lit = cmark_node_get_literal(node);
-			if (lit && html_is_ours(lit))
+			if (lit && html_is_ours(lit, marker))
 				continue;
 		} else if (t == CMARK_NODE_LINK || t == CMARK_NODE_IMAGE) {
-			cmark_node_set_url(node, "");
+			/* the writer links only to the CI job and the report artifact */
+			if (t == CMARK_NODE_IMAGE || !report_safe_url(cmark_node_get_url(node)))
+				cmark_node_set_url(node, "");
 			continue;
 		} else {
 			continue;
@@ -136,7 +139,9 @@ int report_html(const struct report *r, struct strbuf *out)
 		ret = cp_error("cannot parse the Markdown report");
 		goto out;
 	}
-	sanitize(doc);
+	char *marker = report_marker(r->id);
+	sanitize(doc, marker);
+	free(marker);
 	/* Raw HTML left in the document is our own (sanitize() checked every node). */
 	char *body = cmark_render_html(doc, CMARK_OPT_UNSAFE);
 	cmark_node_free(doc);

@@ -19,5 +19,13 @@ void report_short_commit(char out[11], const char *commit);
  * when new, -1 when gone. */
 const char *report_node_name(const struct report_diff *d, uint32_t node);
 double report_node_change(const struct report_diff *d, uint32_t node);
+/* The same without the suite-wide factor: head seconds / base seconds per run - 1, the
+ * change the CPU seconds shown next to it agree with. */
+double report_node_raw_change(const struct report_diff *d, uint32_t node);
+double report_raw_change(const struct report_cmp *c);
+
+/* Whether url may be written as a link: https, and only characters that need no escaping in
+ * Markdown, HTML attributes or SVG (letters, digits, : / . _ ~ % # ? & = + -). */
+int report_safe_url(const char *url);
 
 #endif

@@ -1,7 +1,10 @@
-/* The PR comment: GitHub-flavoured Markdown with a hidden marker line, a one-line verdict, a
- * per-test table, the top regressed and improved functions with their hottest call paths, and
- * a text diff flame graph in <details>. It stays within GitHub's 65,536 characters by showing
- * fewer rows (and says so). Names only ever pass through report_escape. */
+/* The PR comment: GitHub-flavoured Markdown. A hidden marker line (carrying --id), a verdict
+ * line with counts, then the findings (each significantly changed test and function with its
+ * base -> head CPU, change, q-value, hottest path and a small text diff of its subtree), one
+ * line on how change is measured, a Mermaid trend of the base branch plus this PR, and only
+ * then what did not change (in <details>) and the text flame graph. It stays within GitHub's
+ * 65,536 characters by shrinking the later sections first. Names only ever pass through
+ * report_escape. */
 #include "report/internal.h"
 #include "common/error.h"
 #include "common/xalloc.h"
@@ -12,12 +15,13 @@
 
 /* How much of each section is shown; shrunk step by step until the text fits. */
 struct md_limits {
-	size_t tests, funcs, flame_lines, name_chars, path_chars;
+	size_t findings, tests, flame_lines, subtree_lines, trend_charts, name_chars, path_chars;
 	int truncated;
 };
 
 #define FLAME_MIN_SHARE 0.01 /* text flame graph: nodes holding at least 1 % on one side */
 #define FLAME_MAX_DEPTH 40
+#define SUBTREE_DEPTH   4 /* a finding's subtree: this many levels under the function */
 #define BAR_CELLS       20
 
 void report_short_commit(char out[11], const char *commit)
@@ -34,6 +38,19 @@ void report_short_commit(char out[11], const char *commit)
 	out[i] = '\0';
 }
 
+int report_safe_url(const char *url)
+{
+	if (!url || strncmp(url, "https://", 8) || strlen(url) > 2000 || !url[8])
+		return 0;
+	for (const char *p = url; *p; p++) {
+		char c = *p;
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      strchr(":/._~%#?&=+-", c)))
+			return 0;
+	}
+	return 1;
+}
+
 const char *report_node_name(const struct report_diff *d, uint32_t node)
 {
 	const struct profile *names = d->tree.names;
@@ -48,6 +65,40 @@ double report_node_change(const struct report_diff *d, uint32_t node)
 	if (e > 0)
 		return h / e - 1;
 	return h > 0 ? INFINITY : 0;
+}
+
+double report_node_raw_change(const struct report_diff *d, uint32_t node)
+{
+	double ch = report_node_change(d, node);
+	return isfinite(ch) ? (1 + ch) * d->scale - 1 : ch;
+}
+
+double report_raw_change(const struct report_cmp *c)
+{
+	if (c->base_seconds > 0)
+		return c->head_seconds / c->base_seconds - 1;
+	return c->head_seconds > 0 ? INFINITY : 0;
+}
+
+char *report_marker(const char *id)
+{
+	if (!id || !*id)
+		return xstrdup(REPORT_MARKER);
+	return xasprintf("<!-- ciprof-report id=%s -->", id);
+}
+
+int report_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+	if (!n || n > 64 || strstr(id, "--"))
+		return 0;
+	for (const char *p = id; *p; p++) {
+		char c = *p;
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      strchr("._+:/@-", c)))
+			return 0;
+	}
+	return 1;
 }
 
 static void code(struct strbuf *o, const char *name, size_t max)
@@ -75,14 +126,21 @@ static void add_seconds(struct strbuf *o, double s)
 		strbuf_addf(o, "%.1f s", s);
 }
 
+static int is_gone(const struct report_cmp *c)
+{
+	return !(c->head_count > 0) && c->base_count > 0;
+}
+
+/* The plain change head / base - 1: the one the CPU seconds next to it show. */
 static void add_change(struct strbuf *o, const struct report_cmp *c)
 {
-	if (isinf(c->change))
+	double ch = report_raw_change(c);
+	if (isinf(ch))
 		strbuf_addstr(o, "new");
-	else if (!(c->head_count > 0) && c->base_count > 0)
+	else if (is_gone(c))
 		strbuf_addstr(o, "gone");
 	else
-		strbuf_addf(o, "%+.1f %%", 100 * c->change);
+		strbuf_addf(o, "%+.1f %%", 100 * ch);
 }
 
 static void add_pct(struct strbuf *o, double share)
@@ -92,7 +150,9 @@ static void add_pct(struct strbuf *o, double share)
 
 static const char *measure_words(enum report_measure m)
 {
-	return m == REPORT_SELF ? "self time" : "time in callees not listed here";
+	return m == REPORT_TEST   ? "test"
+	       : m == REPORT_SELF ? "self time"
+	                          : "time in callees not listed here";
 }
 
 /* A call path root first: the process, callers, the function. Long paths keep their ends. */
@@ -182,21 +242,498 @@ static void result_cell(struct strbuf *o, const struct report_item *it, double m
 		strbuf_addf(o, "▲ <b>slower</b> (q = %.2g)", c->q);
 	else if (c->kind == REPORT_IMPROVEMENT)
 		strbuf_addf(o, "▼ <b>faster</b> (q = %.2g)", c->q);
+	else if (isinf(c->change))
+		strbuf_addstr(o, "new");
+	else if (is_gone(c))
+		strbuf_addstr(o, "gone");
 	else if (!c->tested)
 		strbuf_addf(o, "not judged (&lt; %.2g %% of samples)", 100 * min_share);
 	else
 		strbuf_addstr(o, "no significant change");
 }
 
-static void tests_section(struct strbuf *o, const struct report_diff *d,
-                          const struct md_limits *lim, int html)
+/* What each item counts as in the verdict line; the classes do not overlap. */
+enum md_class {
+	MD_SLOWER,
+	MD_FASTER,
+	MD_UNCHANGED,
+	MD_NEW,
+	MD_GONE,
+	MD_UNDECIDED, /* ciprof ab: neither a change nor the same, yet */
+	MD_NOT_JUDGED,
+};
+
+static enum md_class classify(const struct report_item *it)
+{
+	const struct report_cmp *c = &it->cmp;
+	if (c->kind == REPORT_REGRESSION)
+		return MD_SLOWER;
+	if (c->kind == REPORT_IMPROVEMENT)
+		return MD_FASTER;
+	/* a function too small to judge is noise whether it came or went */
+	if (!c->tested)
+		return MD_NOT_JUDGED;
+	if (c->undecided)
+		return MD_UNDECIDED;
+	if (isinf(c->change))
+		return MD_NEW;
+	if (is_gone(c))
+		return MD_GONE;
+	return MD_UNCHANGED;
+}
+
+struct md_counts {
+	size_t n[MD_NOT_JUDGED + 1];
+	size_t tests[MD_NOT_JUDGED + 1];
+};
+
+static void count_items(const struct report_diff *d, struct md_counts *k)
+{
+	memset(k, 0, sizeof(*k));
+	for (size_t i = 0; i < d->nitems; i++) {
+		enum md_class c = classify(&d->items[i]);
+		k->n[c]++;
+		k->tests[c] += d->items[i].measure == REPORT_TEST;
+	}
+}
+
+/* ---- the text flame graph (whole tree, or one finding's subtree) ---- */
+
+/* A bar of BAR_CELLS cells for a share in [0, 1], in eighths. */
+static void add_bar(struct strbuf *o, double share)
+{
+	static const char *const part[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+	if (share < 0)
+		share = 0;
+	if (share > 1)
+		share = 1;
+	long eighths = lround(share * BAR_CELLS * 8);
+	long full = eighths / 8, rest = eighths % 8, cells = 0;
+	for (long i = 0; i < full; i++, cells++)
+		strbuf_addstr(o, "█");
+	if (rest) {
+		strbuf_addstr(o, part[rest]);
+		cells++;
+	}
+	for (; cells < BAR_CELLS; cells++)
+		strbuf_addch(o, ' ');
+}
+
+struct flame_ctx {
+	const struct report_diff *d;
+	struct strbuf *o;
+	size_t lines, max_lines, name_chars, max_depth;
+	double head_total, base_total; /* base in head samples (expected) */
+	double min_share;
+};
+
+static int flame_visible(const struct flame_ctx *f, uint32_t n)
+{
+	const struct report_tree *t = &f->d->tree;
+	double hs = f->head_total > 0 ? t->head[n] / f->head_total : 0;
+	double bs = f->base_total > 0 ? f->d->c * t->base[n] / f->base_total : 0;
+	return hs >= f->min_share || bs >= f->min_share;
+}
+
+static void flame_node(struct flame_ctx *f, uint32_t n, size_t depth)
+{
+	if (f->lines >= f->max_lines)
+		return;
+	const struct report_tree *t = &f->d->tree;
+	double hs = f->head_total > 0 ? t->head[n] / f->head_total : 0;
+	strbuf_addf(f->o, "%5.1f%% ", 100 * hs);
+	add_bar(f->o, hs);
+	double ch = report_node_raw_change(f->d, n);
+	if (isinf(ch))
+		strbuf_addstr(f->o, "      new");
+	else if (!(t->head[n] > 0))
+		strbuf_addstr(f->o, "     gone");
+	else
+		strbuf_addf(f->o, " %+7.1f%%", 100 * ch);
+	strbuf_addstr(f->o, "  ");
+	for (size_t i = 0; i < depth; i++)
+		strbuf_addstr(f->o, "  ");
+	report_escape(f->o, report_node_name(f->d, n), REPORT_ESC_TEXT, f->name_chars);
+	if (n) {
+		int flag = t->frame_flag[t->names->nodes[n].frame];
+		strbuf_addstr(f->o, flag > 0 ? "  ▲ slower" : flag < 0 ? "  ▼ faster" : "");
+	}
+	strbuf_addch(f->o, '\n');
+	f->lines++;
+	if (depth >= f->max_depth)
+		return;
+	size_t nc;
+	uint32_t *kids = report_tree_children(t, n, 0, &nc);
+	for (size_t i = 0; i < nc && f->lines < f->max_lines; i++)
+		if (flame_visible(f, kids[i]))
+			flame_node(f, kids[i], depth + 1);
+	free(kids);
+}
+
+/* The longest run of backticks in s. */
+static size_t longest_backticks(const char *s)
+{
+	size_t best = 0, run = 0;
+	for (; *s; s++) {
+		run = *s == '`' ? run + 1 : 0;
+		if (run > best)
+			best = run;
+	}
+	return best;
+}
+
+/* body as a fenced code block whose fence no name inside can close. */
+static void fenced(struct strbuf *o, const char *lang, const struct strbuf *body)
+{
+	size_t fence = longest_backticks(body->buf) + 1;
+	if (fence < 3)
+		fence = 3;
+	for (size_t i = 0; i < fence; i++)
+		strbuf_addch(o, '`');
+	strbuf_addf(o, "%s\n", lang);
+	strbuf_add(o, body->buf, body->len);
+	for (size_t i = 0; i < fence; i++)
+		strbuf_addch(o, '`');
+	strbuf_addch(o, '\n');
+}
+
+static const char flame_header[] = "  head share of head          change  ";
+
+static void flame_section(struct strbuf *o, const struct report_diff *d,
+                          const struct md_limits *lim)
+{
+	if (!lim->flame_lines || !(d->head_samples > 0 || d->base_samples > 0))
+		return;
+	struct strbuf body = STRBUF_INIT;
+	struct flame_ctx f = {d,
+	                      &body,
+	                      0,
+	                      lim->flame_lines,
+	                      lim->name_chars,
+	                      FLAME_MAX_DEPTH,
+	                      d->head_samples,
+	                      d->c * d->base_samples,
+	                      FLAME_MIN_SHARE};
+	strbuf_addf(&body, "%sstack (callers above callees)\n", flame_header);
+	flame_node(&f, 0, 0);
+	strbuf_addstr(o, "<details><summary>Diff flame graph (text): each frame's share of the "
+	                 "head run and its change against the base</summary>\n\n");
+	fenced(o, "text", &body);
+	if (f.lines >= f.max_lines)
+		strbuf_addf(o,
+		            "\nShowing the first %zu frames; the HTML and SVG reports draw all.\n",
+		            f.lines);
+	strbuf_addstr(o, "\n</details>\n\n");
+	strbuf_release(&body);
+}
+
+/* ---- the findings ---- */
+
+static void finding(struct strbuf *o, const struct report *r, const struct report_item *it,
+                    size_t num, const struct md_limits *lim)
+{
+	const struct report_diff *d = r->diff;
+	const struct report_cmp *c = &it->cmp;
+	strbuf_addf(o, "%zu. ", num);
+	if (it->measure == REPORT_TEST) {
+		strbuf_addstr(o, "test ");
+		test_label(o, it->name, lim->name_chars);
+	} else {
+		code(o, it->name, lim->name_chars);
+		if (*it->module) {
+			strbuf_addstr(o, " <sub>");
+			report_escape(o, it->module, REPORT_ESC_MD, 60);
+			strbuf_addstr(o, "</sub>");
+		}
+		strbuf_addf(o, " %s", measure_words(it->measure));
+	}
+	strbuf_addstr(o, ": ");
+	add_seconds(o, c->base_seconds);
+	strbuf_addstr(o, " → ");
+	add_seconds(o, c->head_seconds);
+	strbuf_addstr(o, " per run, **");
+	add_change(o, c);
+	strbuf_addstr(o, "**");
+	/* The judged change differs from the plain one when the whole suite moved. */
+	if (isfinite(c->change) && fabs(d->scale - 1) >= 0.01)
+		strbuf_addf(o, " (%+.1f %% beyond the suite's ×%.3f)", 100 * c->change, d->scale);
+	strbuf_addf(o, ", q = %.2g", c->q);
+	if (c->spread > 0) {
+		strbuf_addstr(o, ", ");
+		add_spread(o, c);
+	}
+	if (it->measure != REPORT_TEST) {
+		strbuf_addstr(o, "; ");
+		add_pct(o, c->base_share);
+		strbuf_addstr(o, " → ");
+		add_pct(o, c->head_share);
+		strbuf_addstr(o, " of samples");
+	}
+	if (it->path) {
+		strbuf_addstr(o, "<br />\n   hottest path: ");
+		add_path(o, d, it->path, lim);
+	}
+	strbuf_addch(o, '\n');
+	if (it->path && lim->subtree_lines) {
+		struct strbuf body = STRBUF_INIT;
+		struct flame_ctx f = {d,
+		                      &body,
+		                      0,
+		                      lim->subtree_lines,
+		                      lim->name_chars,
+		                      SUBTREE_DEPTH,
+		                      d->head_samples,
+		                      d->c * d->base_samples,
+		                      FLAME_MIN_SHARE / 4};
+		strbuf_addf(&body, "%sunder the hottest path\n", flame_header);
+		flame_node(&f, it->path, 0);
+		strbuf_addstr(o, "\n   <details><summary>what changed under it</summary>\n\n");
+		/* indented by three spaces: the block belongs to the list item */
+		struct strbuf ind = STRBUF_INIT;
+		fenced(&ind, "text", &body);
+		for (const char *p = ind.buf; *p;) {
+			const char *nl = strchr(p, '\n');
+			size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+			strbuf_addstr(o, "   ");
+			strbuf_add(o, p, len);
+			p += len;
+		}
+		strbuf_addstr(o, "\n   </details>\n");
+		strbuf_release(&ind);
+		strbuf_release(&body);
+	}
+}
+
+static void findings_section(struct strbuf *o, const struct report *r, const struct md_limits *lim,
+                             enum report_kind kind, size_t *shown)
+{
+	const struct report_diff *d = r->diff;
+	size_t n = 0;
+	for (size_t i = 0; i < d->nitems; i++)
+		n += d->items[i].cmp.kind == kind;
+	if (!n)
+		return;
+	strbuf_addf(o, "### %s\n\n", kind == REPORT_REGRESSION ? "▲ Slower" : "▼ Faster");
+	size_t num = 0;
+	/* Tests first, then functions, each biggest change first (the diff's order). */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < d->nitems; i++) {
+			const struct report_item *it = &d->items[i];
+			if (it->cmp.kind != kind || (it->measure == REPORT_TEST) != (pass == 0))
+				continue;
+			if (*shown >= lim->findings)
+				continue;
+			finding(o, r, it, ++num, lim);
+			(*shown)++;
+		}
+	if (num < n)
+		strbuf_addf(o, "\n…and %zu more (the JSON report lists all).\n", n - num);
+	strbuf_addch(o, '\n');
+}
+
+/* ---- the head, the verdict, the method ---- */
+
+static void count_part(struct strbuf *o, int *first, const char *sym, size_t n, const char *word)
+{
+	strbuf_addf(o, "%s%s%s%zu %s", *first ? "" : " · ", sym, *sym ? " " : "", n, word);
+	*first = 0;
+}
+
+static void verdict_line(struct strbuf *o, const struct report *r)
+{
+	const struct report_diff *d = r->diff;
+	struct md_counts k;
+	count_items(d, &k);
+	if (d->verdict == REPORT_REGRESSED)
+		strbuf_addstr(o, "**ciprof: ▲ regression**");
+	else if (d->verdict == REPORT_IMPROVED)
+		strbuf_addstr(o, "**ciprof: ▼ improvement**");
+	else
+		strbuf_addstr(o, "**ciprof: ✓ no significant change**");
+	if (r->id && *r->id) {
+		strbuf_addstr(o, " (");
+		code(o, r->id, 64);
+		strbuf_addch(o, ')');
+	}
+	strbuf_addstr(o, " — ");
+	int first = 1;
+	count_part(o, &first, "▲", k.n[MD_SLOWER], "slower");
+	count_part(o, &first, "▼", k.n[MD_FASTER], "faster");
+	count_part(o, &first, "✓", k.n[MD_UNCHANGED], "unchanged");
+	count_part(o, &first, "", k.n[MD_NEW], "new");
+	count_part(o, &first, "", k.n[MD_GONE], "gone");
+	if (k.n[MD_UNDECIDED])
+		count_part(o, &first, "", k.n[MD_UNDECIDED], "undecided");
+	strbuf_addstr(o, " <sub>(tests and functions)</sub>\n\n");
+}
+
+static void commit_code(struct strbuf *o, const char *commit)
+{
+	char c[11];
+	report_short_commit(c, commit);
+	if (*c)
+		strbuf_addf(o, "<code>%s</code> ", c);
+}
+
+static void head_line(struct strbuf *o, const struct report *r, const struct md_limits *lim)
+{
+	const struct run_meta *h = r->head;
+	char pr[11];
+	report_short_commit(pr, r->pr_head ? r->pr_head : "");
+	strbuf_addstr(o, "Head ");
+	if (*pr) {
+		/* the run's own commit is the CI's merge of the PR into its target */
+		strbuf_addf(o, "<code>%s</code> (the PR's head", pr);
+		char hc[11];
+		report_short_commit(hc, h->commit);
+		if (*hc && strncmp(hc, pr, strlen(hc)))
+			strbuf_addf(o, "; measured on its merge <code>%s</code>", hc);
+		strbuf_addstr(o, ") ");
+	} else {
+		commit_code(o, h->commit);
+	}
+	strbuf_addf(o, "(run %lld", (long long)h->id);
+	if (*h->branch) {
+		strbuf_addstr(o, ", ");
+		code(o, h->branch, lim->name_chars);
+	}
+	strbuf_addstr(o, ") vs base ");
+	commit_code(o, r->base->commit);
+	strbuf_addch(o, '(');
+	report_escape(o, r->base->rule, REPORT_ESC_MD, 200);
+	strbuf_addch(o, ')');
+	if (report_safe_url(h->job_url))
+		strbuf_addf(o, " · [CI job](%s)", h->job_url);
+	if (report_safe_url(r->artifact_url))
+		strbuf_addf(o, " · [HTML report and flame graph](%s)", r->artifact_url);
+	strbuf_addstr(o, "\n\n");
+}
+
+static void method_line(struct strbuf *o, const struct report_diff *d)
+{
+	double total = d->base_cpu > 0 ? d->head_cpu / d->base_cpu - 1 : 0;
+	strbuf_addstr(o, "<sub>**How change is measured:** head CPU time ÷ base CPU time per run "
+	                 "− 1, from samples; the whole suite went ");
+	add_seconds(o, d->base_cpu);
+	strbuf_addstr(o, " → ");
+	add_seconds(o, d->head_cpu);
+	strbuf_addf(o, " (%+.1f %%). ", 100 * total);
+	if (d->ab)
+		strbuf_addf(o,
+		            "Base and head ran in turn on this machine (ABBA rounds), so they are "
+		            "compared in plain CPU time, round by round, without a suite-wide "
+		            "factor; an item is flagged when it moved at least %.2g %%.</sub>\n\n",
+		            100 * d->opts.min_change);
+	else if (d->scale_estimated)
+		strbuf_addf(o,
+		            "An item is flagged when it moved at least %.2g %% beyond the "
+		            "suite-wide factor ×%.3f (a robust average over %zu functions) with "
+		            "q ≤ %.2g.</sub>\n\n",
+		            100 * d->opts.min_change, d->scale, d->scale_functions, d->opts.alpha);
+	else
+		strbuf_addf(o,
+		            "An item is flagged when it moved at least %.2g %% with q ≤ %.2g (too "
+		            "few functions, %zu, for a suite-wide factor).</sub>\n\n",
+		            100 * d->opts.min_change, d->opts.alpha, d->scale_functions);
+	if (!d->ab && d->scale_estimated && fabs(d->scale - 1) >= d->opts.min_change)
+		strbuf_addf(o,
+		            "> **The whole suite ran %.2f× %s** than the base: a %s runner, or a "
+		            "change that touches everything. It is not counted against any one "
+		            "test or function.\n\n",
+		            d->scale > 1 ? d->scale : 1 / d->scale,
+		            d->scale > 1 ? "slower" : "faster", d->scale > 1 ? "slower" : "faster");
+}
+
+/* ---- the trend ---- */
+
+/* A number for Mermaid: plain decimal, no exponent. */
+static void mermaid_number(struct strbuf *o, double v)
+{
+	if (v >= 100)
+		strbuf_addf(o, "%.1f", v);
+	else if (v >= 1)
+		strbuf_addf(o, "%.3f", v);
+	else
+		strbuf_addf(o, "%.5f", v);
+}
+
+/* One xychart-beta block: quantity q of every point that measured it. */
+static void trend_chart(struct strbuf *o, const struct report *r, size_t q, const char *title)
+{
+	const struct report_history *h = &r->trend->hist;
+	size_t n = 0;
+	double max = 0;
+	for (size_t i = 0; i < h->n; i++)
+		if (isfinite(h->points[i].value[q])) {
+			n++;
+			max = fmax(max, h->points[i].value[q]);
+		}
+	if (n < 2 || !(max > 0))
+		return;
+	struct strbuf b = STRBUF_INIT;
+	strbuf_addf(&b, "xychart-beta\n    title \"%s\"\n    x-axis [", title);
+	size_t k = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		const struct report_point *p = &h->points[i];
+		if (!isfinite(p->value[q]))
+			continue;
+		char c[11];
+		report_short_commit(c, p->commit);
+		c[7] = '\0';
+		if (p->run == r->head->id)
+			strbuf_addf(&b, "%s\"%s\"", k++ ? ", " : "", r->pr_head ? "PR" : "head");
+		else
+			strbuf_addf(&b, "%s\"%s r%lld\"", k++ ? ", " : "", *c ? c : "run",
+			            (long long)p->run);
+	}
+	strbuf_addstr(&b, "]\n    y-axis \"CPU seconds\" 0 --> ");
+	mermaid_number(&b, max * 1.15);
+	strbuf_addstr(&b, "\n    line [");
+	k = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		if (!isfinite(h->points[i].value[q]))
+			continue;
+		if (k++)
+			strbuf_addstr(&b, ", ");
+		mermaid_number(&b, h->points[i].value[q]);
+	}
+	strbuf_addstr(&b, "]\n");
+	fenced(o, "mermaid", &b);
+	strbuf_addch(o, '\n');
+	strbuf_release(&b);
+}
+
+static void trend_section(struct strbuf *o, const struct report *r, const struct md_limits *lim)
+{
+	const struct report_trend *t = r->trend;
+	if (!t || !lim->trend_charts || t->hist.n < 2 || !t->hist.nq)
+		return;
+	strbuf_addstr(o, "<details open><summary>Trend: the base branch's last runs and this "
+	                 "one</summary>\n\n");
+	struct strbuf title = STRBUF_INIT;
+	strbuf_addstr(&title, "Suite CPU seconds per run");
+	trend_chart(o, r, 0, title.buf);
+	for (size_t i = 0; i < t->nitems && i + 1 < lim->trend_charts && i + 1 < t->hist.nq; i++) {
+		strbuf_reset(&title);
+		report_escape(&title, t->items[i]->name, REPORT_ESC_LABEL, 48);
+		strbuf_addstr(&title, t->items[i]->measure == REPORT_SELF ? " self" : " total");
+		strbuf_addstr(&title, " CPU seconds");
+		trend_chart(o, r, i + 1, title.buf);
+	}
+	strbuf_release(&title);
+	strbuf_addstr(o, "</details>\n\n");
+}
+
+/* ---- what did not change ---- */
+
+static void tests_table(struct strbuf *o, const struct report_diff *d, const struct md_limits *lim,
+                        int html)
 {
 	size_t ntests = 0;
 	for (size_t i = 0; i < d->nitems; i++)
 		ntests += d->items[i].measure == REPORT_TEST;
-	if (!ntests)
+	if (!ntests || !lim->tests)
 		return;
-	strbuf_addstr(o, "#### Tests\n\n");
 	static const int right[] = {0, 1, 1, 1, 0};
 	struct strbuf cells[5];
 	for (size_t i = 0; i < 5; i++)
@@ -230,255 +767,25 @@ static void tests_section(struct strbuf *o, const struct report_diff *d,
 		strbuf_release(&cells[i]);
 }
 
-static void functions_section(struct strbuf *o, const struct report_diff *d,
-                              const struct md_limits *lim, enum report_kind kind)
+static void rest_section(struct strbuf *o, const struct report_diff *d, const struct md_limits *lim,
+                         int html)
 {
-	size_t n = 0;
+	struct md_counts k;
+	count_items(d, &k);
+	size_t ntests = 0;
 	for (size_t i = 0; i < d->nitems; i++)
-		n += d->items[i].measure != REPORT_TEST && d->items[i].cmp.kind == kind;
-	if (!n)
-		return;
-	strbuf_addf(o, "#### %s functions\n\n", kind == REPORT_REGRESSION ? "Slower" : "Faster");
-	size_t shown = 0;
-	for (size_t i = 0; i < d->nitems && shown < lim->funcs; i++) {
-		const struct report_item *it = &d->items[i];
-		const struct report_cmp *c = &it->cmp;
-		if (it->measure == REPORT_TEST || c->kind != kind)
-			continue;
-		shown++;
-		strbuf_addf(o, "%zu. ", shown);
-		code(o, it->name, lim->name_chars);
-		if (*it->module) {
-			strbuf_addstr(o, " <sub>");
-			report_escape(o, it->module, REPORT_ESC_MD, 60);
-			strbuf_addstr(o, "</sub>");
-		}
-		strbuf_addf(o, " — %s **", measure_words(it->measure));
-		add_change(o, c);
-		strbuf_addstr(o, "**: ");
-		add_seconds(o, c->base_seconds);
-		strbuf_addstr(o, " → ");
-		add_seconds(o, c->head_seconds);
-		strbuf_addstr(o, " per run, ");
-		add_pct(o, c->base_share);
-		strbuf_addstr(o, " → ");
-		add_pct(o, c->head_share);
-		strbuf_addf(o, " of samples (q = %.2g", c->q);
-		if (c->spread > 0) {
-			strbuf_addstr(o, ", ");
-			add_spread(o, c);
-		}
-		strbuf_addch(o, ')');
-		if (it->path) {
-			strbuf_addstr(o, "<br />\n   hottest path: ");
-			add_path(o, d, it->path, lim);
-		}
-		strbuf_addch(o, '\n');
-	}
-	if (shown < n)
-		strbuf_addf(o, "\n…and %zu more (the JSON report lists all).\n", n - shown);
-	strbuf_addch(o, '\n');
-}
-
-/* A bar of BAR_CELLS cells for a share in [0, 1], in eighths. */
-static void add_bar(struct strbuf *o, double share)
-{
-	static const char *const part[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
-	if (share < 0)
-		share = 0;
-	if (share > 1)
-		share = 1;
-	long eighths = lround(share * BAR_CELLS * 8);
-	long full = eighths / 8, rest = eighths % 8, cells = 0;
-	for (long i = 0; i < full; i++, cells++)
-		strbuf_addstr(o, "█");
-	if (rest) {
-		strbuf_addstr(o, part[rest]);
-		cells++;
-	}
-	for (; cells < BAR_CELLS; cells++)
-		strbuf_addch(o, ' ');
-}
-
-struct flame_ctx {
-	const struct report_diff *d;
-	struct strbuf *o;
-	size_t lines, max_lines, name_chars;
-	double head_total, base_total; /* base in head samples (expected) */
-};
-
-static int flame_visible(const struct flame_ctx *f, uint32_t n)
-{
-	const struct report_tree *t = &f->d->tree;
-	double hs = f->head_total > 0 ? t->head[n] / f->head_total : 0;
-	double bs = f->base_total > 0 ? f->d->c * t->base[n] / f->base_total : 0;
-	return hs >= FLAME_MIN_SHARE || bs >= FLAME_MIN_SHARE;
-}
-
-static void flame_node(struct flame_ctx *f, uint32_t n, size_t depth)
-{
-	if (f->lines >= f->max_lines)
-		return;
-	const struct report_tree *t = &f->d->tree;
-	double hs = f->head_total > 0 ? t->head[n] / f->head_total : 0;
-	strbuf_addf(f->o, "%5.1f%% ", 100 * hs);
-	add_bar(f->o, hs);
-	double ch = report_node_change(f->d, n);
-	if (isinf(ch))
-		strbuf_addstr(f->o, "      new");
-	else if (!(t->head[n] > 0))
-		strbuf_addstr(f->o, "     gone");
+		ntests += d->items[i].measure == REPORT_TEST;
+	size_t ut = k.tests[MD_UNCHANGED], uf = k.n[MD_UNCHANGED] - ut;
+	strbuf_addf(o,
+	            "<details><summary>✓ %zu unchanged (%zu test%s, %zu function comparison%s), "
+	            "%zu not judged; every test's CPU time</summary>\n\n",
+	            k.n[MD_UNCHANGED], ut, ut == 1 ? "" : "s", uf, uf == 1 ? "" : "s",
+	            k.n[MD_NOT_JUDGED]);
+	if (ntests && lim->tests)
+		tests_table(o, d, lim, html);
 	else
-		strbuf_addf(f->o, " %+7.1f%%", 100 * ch);
-	strbuf_addstr(f->o, "  ");
-	for (size_t i = 0; i < depth; i++)
-		strbuf_addstr(f->o, "  ");
-	report_escape(f->o, report_node_name(f->d, n), REPORT_ESC_TEXT, f->name_chars);
-	if (n) {
-		int flag = t->frame_flag[t->names->nodes[n].frame];
-		strbuf_addstr(f->o, flag > 0 ? "  ▲ slower" : flag < 0 ? "  ▼ faster" : "");
-	}
-	strbuf_addch(f->o, '\n');
-	f->lines++;
-	if (depth >= FLAME_MAX_DEPTH)
-		return;
-	size_t nc;
-	uint32_t *kids = report_tree_children(t, n, 0, &nc);
-	for (size_t i = 0; i < nc && f->lines < f->max_lines; i++)
-		if (flame_visible(f, kids[i]))
-			flame_node(f, kids[i], depth + 1);
-	free(kids);
-}
-
-/* The longest run of backticks in s. */
-static size_t longest_backticks(const char *s)
-{
-	size_t best = 0, run = 0;
-	for (; *s; s++) {
-		run = *s == '`' ? run + 1 : 0;
-		if (run > best)
-			best = run;
-	}
-	return best;
-}
-
-static void flame_section(struct strbuf *o, const struct report_diff *d,
-                          const struct md_limits *lim)
-{
-	if (!lim->flame_lines || !(d->head_samples > 0 || d->base_samples > 0))
-		return;
-	struct strbuf body = STRBUF_INIT;
-	struct flame_ctx f = {d,
-	                      &body,
-	                      0,
-	                      lim->flame_lines,
-	                      lim->name_chars,
-	                      d->head_samples,
-	                      d->c * d->base_samples};
-	strbuf_addf(&body, "%6s %-20s %8s  %s\n", "head", "share of head", "change",
-	            "stack (callers above callees)");
-	flame_node(&f, 0, 0);
-	/* A fence longer than any backtick run inside cannot be closed by a name. */
-	size_t fence = longest_backticks(body.buf) + 1;
-	if (fence < 3)
-		fence = 3;
-	strbuf_addstr(o, "<details><summary>Diff flame graph (text): each frame's share of the "
-	                 "head run and its change against the base</summary>\n\n");
-	for (size_t i = 0; i < fence; i++)
-		strbuf_addch(o, '`');
-	strbuf_addstr(o, "text\n");
-	strbuf_add(o, body.buf, body.len);
-	for (size_t i = 0; i < fence; i++)
-		strbuf_addch(o, '`');
-	strbuf_addch(o, '\n');
-	if (f.lines >= f.max_lines)
-		strbuf_addf(o,
-		            "\nShowing the first %zu frames; the HTML and SVG reports draw all.\n",
-		            f.lines);
-	strbuf_addstr(o, "\n</details>\n\n");
-	strbuf_release(&body);
-}
-
-/* "2 functions and 1 test slower" for the flagged items of one kind; nothing when none. */
-static int count_phrase(struct strbuf *o, const struct report_diff *d, enum report_kind kind)
-{
-	size_t tests = 0, funcs = 0;
-	for (size_t i = 0; i < d->nitems; i++) {
-		const struct report_item *it = &d->items[i];
-		if (it->cmp.kind != kind)
-			continue;
-		if (it->measure == REPORT_TEST)
-			tests++;
-		else
-			funcs++;
-	}
-	if (funcs)
-		strbuf_addf(o, "%zu function%s", funcs, funcs == 1 ? "" : "s");
-	if (funcs && tests)
-		strbuf_addstr(o, " and ");
-	if (tests)
-		strbuf_addf(o, "%zu test%s", tests, tests == 1 ? "" : "s");
-	if (funcs || tests)
-		strbuf_addstr(o, kind == REPORT_REGRESSION ? " slower" : " faster");
-	return funcs || tests;
-}
-
-static void verdict_line(struct strbuf *o, const struct report *r, const struct md_limits *lim)
-{
-	const struct report_diff *d = r->diff;
-	if (d->verdict == REPORT_OK) {
-		strbuf_addstr(o, "**ciprof: ✓ no significant change**");
-	} else {
-		strbuf_addf(o, "**ciprof: %s** — ",
-		            d->verdict == REPORT_REGRESSED ? "▲ regression" : "▼ improvement");
-		if (count_phrase(o, d, REPORT_REGRESSION))
-			strbuf_addstr(o, d->nimproved ? ", " : "");
-		count_phrase(o, d, REPORT_IMPROVEMENT);
-	}
-	char hc[11], bc[11];
-	report_short_commit(hc, r->head->commit);
-	report_short_commit(bc, r->base->commit);
-	strbuf_addf(o, " · head %s%s%s (run %lld", *hc ? "<code>" : "", hc, *hc ? "</code>" : "",
-	            (long long)r->head->id);
-	if (*r->head->branch) {
-		strbuf_addstr(o, ", ");
-		code(o, r->head->branch, lim->name_chars);
-	}
-	strbuf_addf(o, ") vs base %s%s%s (", *bc ? "<code>" : "", bc, *bc ? "</code>" : "");
-	report_escape(o, r->base->rule, REPORT_ESC_MD, 200);
-	strbuf_addstr(o, ")\n\n");
-}
-
-static void scale_line(struct strbuf *o, const struct report_diff *d, const struct report_ab *ab)
-{
-	double total = d->base_cpu > 0 ? d->head_cpu / d->base_cpu - 1 : 0;
-	strbuf_addstr(o, "CPU time ");
-	add_seconds(o, d->base_cpu);
-	strbuf_addstr(o, " per base run → ");
-	add_seconds(o, d->head_cpu);
-	strbuf_addf(o, " (%+.1f %%). ", 100 * total);
-	if (ab)
-		strbuf_addstr(o, "Base and head ran in turn on this machine (ABBA rounds), so "
-		                 "they are compared in plain CPU time, round by round, without a "
-		                 "suite-wide factor.");
-	else if (d->scale_estimated)
-		strbuf_addf(o,
-		            "Suite-wide factor **%.2f×** (head/base CPU time, a robust average "
-		            "over %zu functions); every test and function is judged against it.",
-		            d->scale, d->scale_functions);
-	else
-		strbuf_addf(o,
-		            "Suite-wide factor **1.00×** (too few functions, %zu, to estimate "
-		            "one); tests and functions are compared in plain CPU time.",
-		            d->scale_functions);
-	strbuf_addstr(o, "\n\n");
-	if (d->scale_estimated && fabs(d->scale - 1) >= d->opts.min_change)
-		strbuf_addf(o,
-		            "> **The whole suite ran %.2f× %s** than the base: a %s runner, or a "
-		            "change that touches everything. It is not counted against any one "
-		            "test or function.\n\n",
-		            d->scale > 1 ? d->scale : 1 / d->scale,
-		            d->scale > 1 ? "slower" : "faster", d->scale > 1 ? "slower" : "faster");
+		strbuf_addstr(o, "No tests were told apart in this run.\n\n");
+	strbuf_addstr(o, "</details>\n\n");
 }
 
 /* ciprof ab: the heading says where and how long base and head were measured. */
@@ -520,20 +827,23 @@ static void ab_footer(struct strbuf *o, const struct report_diff *d, const struc
 	            100 * d->opts.min_change, 100 * d->opts.min_share);
 }
 
-static void footer(struct strbuf *o, const struct report_diff *d, const struct md_limits *lim,
-                   const struct report_ab *ab)
+static void footer(struct strbuf *o, const struct report_diff *d, const struct md_limits *lim)
 {
-	if (!ab)
-		strbuf_addf(o,
-	            "<sub>ciprof report: CPU time per test and per function against the "
-	            "suite-wide factor; a likelihood-ratio test on sample counts widened by the "
-	            "run-to-run spread (CV %.1f %%%s), Benjamini–Hochberg at FDR %.2g %% over "
-	            "%zu comparisons, minimum change %.2g %%, minimum share %.2g %% of "
-	            "samples.</sub>\n",
-	            100 * sqrt(d->extra_variance),
-	            d->extra_estimated ? ", measured on the base runs" : ", assumed",
-	            100 * d->opts.alpha, d->ntested, 100 * d->opts.min_change,
-	            100 * d->opts.min_share);
+	if (d->ab)
+		ab_footer(o, d, d->ab);
+	else
+		strbuf_addf(
+		        o,
+		        "<sub>ciprof report: CPU time per test and per function against the "
+		        "suite-wide factor; a likelihood-ratio test on sample counts widened by "
+		        "the "
+		        "run-to-run spread (CV %.1f %%%s), Benjamini–Hochberg at FDR %.2g %% over "
+		        "%zu comparisons, minimum change %.2g %%, minimum share %.2g %% of "
+		        "samples.</sub>\n",
+		        100 * sqrt(d->extra_variance),
+		        d->extra_estimated ? ", measured on the base runs" : ", assumed",
+		        100 * d->opts.alpha, d->ntested, 100 * d->opts.min_change,
+		        100 * d->opts.min_share);
 	if (lim->truncated)
 		strbuf_addstr(o, "\n<sub>Shortened to fit a comment (65,536 characters); the "
 		                 "HTML and JSON reports hold everything.</sub>\n");
@@ -542,8 +852,14 @@ static void footer(struct strbuf *o, const struct report_diff *d, const struct m
 static void no_baseline(struct strbuf *o, const struct report *r)
 {
 	char hc[11];
-	report_short_commit(hc, r->head->commit);
-	strbuf_addstr(o, "**ciprof: no baseline** · head ");
+	report_short_commit(hc, r->pr_head && *r->pr_head ? r->pr_head : r->head->commit);
+	strbuf_addstr(o, "**ciprof: no baseline**");
+	if (r->id && *r->id) {
+		strbuf_addstr(o, " (");
+		code(o, r->id, 64);
+		strbuf_addch(o, ')');
+	}
+	strbuf_addstr(o, " · head ");
 	if (*hc)
 		strbuf_addf(o, "<code>%s</code> ", hc);
 	strbuf_addf(o, "(run %lld) was not compared: ", (long long)r->head->id);
@@ -553,7 +869,9 @@ static void no_baseline(struct strbuf *o, const struct report *r)
 
 static void render(struct strbuf *o, const struct report *r, const struct md_limits *lim, int html)
 {
-	strbuf_addstr(o, REPORT_MARKER "\n");
+	char *marker = report_marker(r->id);
+	strbuf_addf(o, "%s\n", marker);
+	free(marker);
 	if (!r->diff) {
 		no_baseline(o, r);
 		return;
@@ -561,47 +879,58 @@ static void render(struct strbuf *o, const struct report *r, const struct md_lim
 	const struct report_diff *d = r->diff;
 	if (d->ab)
 		ab_heading(o, d->ab);
-	verdict_line(o, r, lim);
-	scale_line(o, d, d->ab);
-	tests_section(o, d, lim, html);
-	functions_section(o, d, lim, REPORT_REGRESSION);
-	functions_section(o, d, lim, REPORT_IMPROVEMENT);
+	verdict_line(o, r);
+	head_line(o, r, lim);
+	size_t shown = 0;
+	findings_section(o, r, lim, REPORT_REGRESSION, &shown);
+	findings_section(o, r, lim, REPORT_IMPROVEMENT, &shown);
 	if (d->verdict == REPORT_OK)
 		strbuf_addf(o,
 		            "No test or function changed by %.2g %% or more with significance.\n\n",
 		            100 * d->opts.min_change);
 	if (d->ab && d->ab->undecided)
 		ab_undecided(o, d->ab);
+	method_line(o, d);
+	trend_section(o, r, lim);
+	rest_section(o, d, lim, html);
 	flame_section(o, d, lim);
-	if (d->ab)
-		ab_footer(o, d, d->ab);
-	footer(o, d, lim, d->ab);
+	footer(o, d, lim);
 }
 
 int report_markdown_doc(const struct report *r, struct strbuf *out, size_t limit, int html_tables)
 {
-	struct md_limits lim = {50, 10, 150, 160, 60, 0};
+	struct md_limits lim = {20, 50, 150, 12, 4, 160, 60, 0};
 	struct strbuf doc = STRBUF_INIT;
 	for (int step = 0;; step++) {
 		strbuf_reset(&doc);
 		render(&doc, r, &lim, html_tables);
 		if (!limit || doc.len <= limit)
 			break;
-		/* Shrink the least important parts first. */
+		/* Shrink the least important parts first: the findings go last. */
 		lim.truncated = 1;
 		if (lim.flame_lines > 10)
 			lim.flame_lines /= 2;
-		else if (lim.funcs > 3)
-			lim.funcs = lim.funcs > 6 ? lim.funcs / 2 : 3;
 		else if (lim.tests > 5)
 			lim.tests /= 2;
+		else if (lim.subtree_lines > 4)
+			lim.subtree_lines /= 2;
+		else if (lim.findings > 5)
+			lim.findings = lim.findings > 10 ? lim.findings / 2 : 5;
+		else if (lim.trend_charts > 1)
+			lim.trend_charts--;
 		else if (lim.name_chars > 40)
 			lim.name_chars /= 2, lim.path_chars = 24;
 		else if (lim.flame_lines)
 			lim.flame_lines = 0;
+		else if (lim.subtree_lines)
+			lim.subtree_lines = 0;
+		else if (lim.tests)
+			lim.tests = 0;
+		else if (lim.findings > 1)
+			lim.findings--;
 		else
 			break;
-		if (step > 64)
+		if (step > 200)
 			break;
 	}
 	if (limit && doc.len > limit) {

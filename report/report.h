@@ -10,6 +10,7 @@
 #include "common/strbuf.h"
 #include "report/baseline.h"
 #include "report/diff.h"
+#include "report/history.h"
 
 #include <stddef.h>
 
@@ -18,11 +19,35 @@
 /* The first line of every Markdown report: the comment bot finds its comment by it. */
 #define REPORT_MARKER "<!-- ciprof-report -->"
 
+/* The base branch's recent history for the trend charts: the suite's CPU seconds
+ * (quantity 0) and each flagged function's (quantities 1..), one point per base run. */
+struct report_trend {
+	struct report_history hist;
+	const struct report_item **items; /* quantity k + 1 is items[k] (borrowed items) */
+	size_t nitems;
+};
+
 struct report {
 	const struct run_meta *head;        /* borrowed */
 	const struct report_baseline *base; /* borrowed */
 	const struct report_diff *diff;     /* borrowed; NULL when there is no baseline */
+	/* Optional context, each NULL when unknown (all borrowed): */
+	const struct report_trend *trend; /* the base branch's history */
+	const char *id;                   /* --id: which of several suites (a CI matrix) this is */
+	const char *pr_head;              /* the PR's own head commit (the run's may be a merge) */
+	const char *artifact_url;         /* where the HTML report can be downloaded */
 };
+
+/* The sticky comment's hidden first line: REPORT_MARKER, or with an id
+ * "<!-- ciprof-report id=NAME -->" (owned string). Several ids keep several comments. */
+char *report_marker(const char *id);
+/* Whether NAME may be an --id: 1 to 64 of A-Z a-z 0-9 . _ + : / @ -, never "--". */
+int report_id_valid(const char *id);
+
+/* Loads the trend for r (its head, base and diff) from the store: the last n runs of the
+ * baseline's branch up to its newest chosen run. 0, or -1 with cp_error set. */
+int report_trend_load(struct store *s, const struct report *r, size_t n, struct report_trend *out);
+void report_trend_release(struct report_trend *t);
 
 enum report_format { REPORT_FORMAT_MD, REPORT_FORMAT_HTML, REPORT_FORMAT_SVG, REPORT_FORMAT_JSON };
 
@@ -45,6 +70,10 @@ enum report_esc {
 	 * \ and the XML ones) as a numeric entity: safe in GFM paragraphs, table cells and
 	 * inside <code>, and in raw HTML blocks. */
 	REPORT_ESC_MD,
+	/* Only ASCII letters, digits, space and _ : . , + - ( ) ~ kept, anything else
+	 * (quotes, brackets, non-ASCII) becomes '?': for labels inside a Mermaid chart, whose
+	 * own syntax and renderer must see nothing else. */
+	REPORT_ESC_LABEL,
 };
 
 /* Appends s escaped for how; with max_chars > 0, at most that many characters, the last

@@ -89,11 +89,3 @@ expect_no_token() {
 	fi
 }
 
-# expect_no_grep WHAT FILE FIXED-STRING
-expect_no_grep() {
-	if grep -qF -- "$3" "$2"; then
-		check_failed "$1: '$3' found in $(basename "$2")"
-	else
-		ok "$1: no '$3'"
-	fi
-}

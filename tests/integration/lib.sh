@@ -78,6 +78,15 @@ expect_grep() {
 	fi
 }
 
+# expect_no_grep WHAT FILE FIXED-STRING: checks that FILE does not contain the string.
+expect_no_grep() {
+	if grep -qF -- "$3" "$2"; then
+		check_failed "$1: '$3' found in $(basename "$2")"
+	else
+		ok "$1: no '$3'"
+	fi
+}
+
 # check_folded FILE: the file is well-formed folded output ("frame;frame;... COUNT" lines,
 # positive counts, no empty frames) with at least one sample. Prints the total samples.
 check_folded() {

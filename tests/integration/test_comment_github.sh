@@ -187,6 +187,25 @@ else
 	echo "note [$TEST_NAME]: default body not tested: ciprof run cannot sample here ($(head -n1 "$TMP/run.err"))"
 fi
 
+# --- 10b. --id: the jobs of a CI matrix keep one comment each ---------------------------
+forge_start ids github
+gh id_linux1 --id linux-gcc --body-file body.md
+gh id_macos1 --id macos --body-file body.md
+gh id_linux2 --id linux-gcc --body-file body.md
+gh id_plain --body-file body.md
+for n in id_linux1 id_macos1 id_linux2 id_plain; do expect_rc "--id $n" 0 "$n"; done
+L=$FORGE_LOG
+expect_eq "three comments created (linux-gcc, macos, no id)" "$(forge_count "$L" POST '/issues/7/comments$' 201)" 3
+expect_eq "the second linux-gcc run updated the first linux-gcc comment" \
+	"$(forge_query "$L" '[r["path"].rsplit("/", 1)[1] for r in reqs if r["method"] == "PATCH"]')" "['1000']"
+expect_eq "each body carries its id's marker" \
+	"$(forge_query "$L" '[r["body"]["body"].split("\n", 1)[0] for r in reqs if r["method"] in ("POST", "PATCH")]')" \
+	"['<!-- ciprof-report id=linux-gcc -->', '<!-- ciprof-report id=macos -->', '<!-- ciprof-report id=linux-gcc -->', '<!-- ciprof-report -->']"
+forge_stop_all
+run_capture badid "$CIPROF" comment --id 'a -->x' --dry-run
+expect_rc "an --id that could end the marker" 2 badid
+expect_grep "bad --id explained" "$TMP/badid.err" "--id takes 1 to 64"
+
 # --- 11. usage errors ---------------------------------------------------------------------
 run_capture usage "$CIPROF" comment --provider bitbucket
 expect_rc "unknown provider" 2 usage

@@ -89,6 +89,26 @@ report --base main
 expect_rc "an unknown .ciprof.yml key is a usage error" 2 r
 rm -f "$REPO/.ciprof.yml"
 
+# --- Markdown: findings first, trend charts, --id, links ---
+report --base main
+awk 'NR <= 25' "$TMP/r.out" | grep -q 'hash&#95;keys' && ok "the finding is within the first 25 lines" ||
+	check_failed "hash_keys is not named in the first 25 lines"
+python3 "$CIPROF_SRC/tests/tools/check_xychart.py" "$TMP/r.out" >"$TMP/xy.out" 2>&1 &&
+	ok "the trend charts are well-formed xychart-beta blocks: $(tr '\n' ';' <"$TMP/xy.out")" ||
+	check_failed "trend charts: $(cat "$TMP/xy.out")"
+expect_grep "a suite chart over the 3 base runs and the head" "$TMP/xy.out" "Suite CPU seconds per run\", 4 points"
+expect_grep "a chart of the flagged function" "$TMP/xy.out" "hash_keys self CPU seconds\", 4 points"
+report --base main --id linux-gcc --trend-runs 0
+head -1 "$TMP/r.out" | grep -qx '<!-- ciprof-report id=linux-gcc -->' && ok "--id names the marker" ||
+	check_failed "--id: first line $(head -1 "$TMP/r.out")"
+expect_no_grep "--trend-runs 0: no chart" "$TMP/r.out" "mermaid"
+report --base main --id 'x -->'
+expect_rc "a bad --id is a usage error" 2 r
+report --base main --artifact-url 'https://example.com/report.html'
+expect_grep "the artifact is linked" "$TMP/r.out" "[HTML report and flame graph](https://example.com/report.html)"
+report --base main --artifact-url 'javascript:alert(1)'
+expect_no_grep "an unsafe URL is not linked" "$TMP/r.out" "javascript"
+
 # --- no baseline: a message in every format, exit 0 ---
 for fmt in md json html svg; do
 	report --base no-such-branch --format "$fmt" --fail-on-regression

@@ -125,19 +125,19 @@ static size_t utf8_chars(const char *s)
 static void test_prepare_body(void **state)
 {
 	(void)state;
-	char *b = forge_prepare_body("hello", 5, 1000);
+	char *b = forge_prepare_body("hello", 5, 1000, FORGE_MARKER);
 	assert_string_equal(b, FORGE_MARKER "\nhello");
 	free(b);
 	/* a body that carries the marker is left as it is */
 	const char *m = "x\n" FORGE_MARKER "\nbody";
-	b = forge_prepare_body(m, strlen(m), 1000);
+	b = forge_prepare_body(m, strlen(m), 1000, FORGE_MARKER);
 	assert_string_equal(b, m);
 	free(b);
 	/* invalid UTF-8 and NULs become U+FFFD; valid multi-byte text stays */
 	const char bad[] = "a\xff"
 	                   "b\0c\xc3\xa9\xe2\x82"
 	                   "d\xed\xa0\x80";
-	b = forge_prepare_body(bad, sizeof(bad) - 1, 1000);
+	b = forge_prepare_body(bad, sizeof(bad) - 1, 1000, FORGE_MARKER);
 	assert_string_equal(b, FORGE_MARKER "\na\xef\xbf\xbd"
 	                                    "b\xef\xbf\xbd"
 	                                    "c\xc3\xa9\xef\xbf\xbd"
@@ -148,7 +148,7 @@ static void test_prepare_body(void **state)
 	char big[3000];
 	for (size_t i = 0; i + 1 < sizeof(big); i += 2)
 		memcpy(big + i, "\xc3\xa9", 2); /* é: 2 bytes, 1 character */
-	b = forge_prepare_body(big, sizeof(big) - 1, 1000);
+	b = forge_prepare_body(big, sizeof(big) - 1, 1000, FORGE_MARKER);
 	assert_int_equal(utf8_chars(b), 1000);
 	assert_non_null(strstr(b, "at most 1000 characters"));
 	assert_true(!strncmp(b, FORGE_MARKER "\n", strlen(FORGE_MARKER) + 1));
@@ -156,7 +156,7 @@ static void test_prepare_body(void **state)
 	/* exactly at the limit: untouched */
 	char fit[200];
 	memset(fit, 'x', sizeof(fit));
-	b = forge_prepare_body(fit, 100 - strlen(FORGE_MARKER) - 1, 100);
+	b = forge_prepare_body(fit, 100 - strlen(FORGE_MARKER) - 1, 100, FORGE_MARKER);
 	assert_int_equal(strlen(b), 100);
 	assert_null(strstr(b, "cut by ciprof"));
 	free(b);
@@ -168,7 +168,8 @@ static void test_target_github(void **state)
 	char path[] = "/tmp/ciprof-test-event-XXXXXX";
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
-	const char *ev = "{\"pull_request\": {\"number\": 42, \"base\": {\"ref\": \"release\"}}}";
+	const char *ev = "{\"pull_request\": {\"number\": 42, \"base\": {\"ref\": \"release\"}, "
+	                 "\"head\": {\"sha\": \"0123456789abcdef0123456789abcdef01234567\"}}}";
 	assert_int_equal(write(fd, ev, strlen(ev)), (ssize_t)strlen(ev));
 	close(fd);
 	char evar[128];
@@ -187,6 +188,8 @@ static void test_target_github(void **state)
 	assert_int_equal(t.number, 42); /* the event file beats GITHUB_REF */
 	assert_string_equal(t.number_src, "GITHUB_EVENT_PATH");
 	assert_string_equal(t.base_ref, "release");
+	/* the PR's own head, not the merge commit the job checked out */
+	assert_string_equal(t.pr_head, "0123456789abcdef0123456789abcdef01234567");
 	assert_string_equal(t.api_url, "https://ghe.example.com/api/v3");
 	assert_string_equal(t.project, "octo/widgets");
 	assert_string_equal(t.token, "tok");

@@ -16,6 +16,7 @@
 
 #include <cmark.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +131,7 @@ static void fixture_init(struct fixture *fx, const struct stack_count *h, size_t
 	struct report_options o;
 	report_options_init(&o);
 	report_diff_new(&fx->diff, fx->merged, 2, fx->runs, 2, fx->head, &o);
-	fx->rep = (struct report){&fx->meta, &fx->base, fx->diff};
+	fx->rep = (struct report){.head = &fx->meta, .base = &fx->base, .diff = fx->diff};
 }
 
 static void fixture_release(struct fixture *fx)
@@ -210,7 +211,7 @@ static void test_markdown_no_baseline(void **state)
 	free(b.none);
 	b.none = strdup("no run, branch or commit named main in the database: profile the base "
 	                "branch with 'ciprof run' first, or name a baseline with --base");
-	struct report r = {&m, &b, NULL};
+	struct report r = {.head = &m, .base = &b};
 	struct strbuf out = STRBUF_INIT;
 	assert_int_equal(report_markdown(&r, &out, REPORT_MD_LIMIT), 0);
 	check_golden("no-baseline.md", &out);
@@ -357,7 +358,7 @@ static void hostile_fixture(struct fixture *fx)
 	struct report_options o;
 	report_options_init(&o);
 	report_diff_new(&fx->diff, fx->merged, 2, fx->runs, 2, fx->head, &o);
-	fx->rep = (struct report){&fx->meta, &fx->base, fx->diff};
+	fx->rep = (struct report){.head = &fx->meta, .base = &fx->base, .diff = fx->diff};
 	for (size_t i = 0; i < all; i++)
 		free(stacks[i]);
 	free(stacks);
@@ -394,6 +395,48 @@ static int valid_utf8(const char *s)
 	return 1;
 }
 
+/* Checks every fenced code block of md (a fence of three or more backticks, indented by at
+ * most three spaces): the first line inside that starts with backticks is its closing fence,
+ * exactly as long as the opening one, so no name inside closed it early. Then blanks the
+ * blocks (newlines kept) and returns how many there were. */
+static size_t blank_code_blocks(char *md)
+{
+	size_t blocks = 0;
+	for (char *line = md; line && *line;) {
+		char *p = line;
+		while (*p == ' ' && p - line < 3)
+			p++;
+		size_t flen = strspn(p, "`");
+		if (flen < 3) {
+			char *nl = strchr(line, '\n');
+			line = nl ? nl + 1 : NULL;
+			continue;
+		}
+		blocks++;
+		char *q = strchr(line, '\n');
+		for (;;) {
+			if (!q)
+				fail_msg("a code block is never closed");
+			q++;
+			char *r = q;
+			while (*r == ' ')
+				r++;
+			size_t run = strspn(r, "`");
+			if (run) {
+				assert_int_equal(run, flen);
+				q = r + run;
+				break;
+			}
+			q = strchr(q, '\n');
+		}
+		for (char *b = line; b < q; b++)
+			if (*b != '\n')
+				*b = ' ';
+		line = q;
+	}
+	return blocks;
+}
+
 static void test_hostile_markdown(void **state)
 {
 	(void)state;
@@ -404,38 +447,28 @@ static void test_hostile_markdown(void **state)
 		flagged += fx.diff->items[i].measure == REPORT_SELF &&
 		           fx.diff->items[i].cmp.significant;
 	assert_int_equal(flagged, N(hostile));
+	/* Links only to safe https addresses: these are not. */
+	run_meta_set(&fx.meta.job_url, "javascript:alert(1)");
+	fx.rep.artifact_url = "https://example.com/a)<script>";
 	struct strbuf md = STRBUF_INIT;
 	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
 	assert_true(valid_utf8(md.buf));
-	/* Split off the text flame graph's fenced code block: names are literal text there,
-	 * which is safe as long as nothing inside can close the fence early. */
-	char *open = strstr(md.buf, "\n```");
-	assert_non_null(open);
-	size_t flen = strspn(open + 1, "`");
-	assert_true(flen > 8); /* longer than the run of 8 in "fence````````break" */
-	char *close = strstr(open + 1 + flen, "\n");
-	for (char *line = close + 1;; line = strchr(line, '\n') + 1) {
-		size_t run = strspn(line, "`");
-		if (run) {
-			assert_int_equal(run, flen); /* the closing fence, and only it */
-			close = line;
-			break;
-		}
-	}
-	*open = '\0';
-	assert_no_markup("markdown", md.buf);
-	assert_no_markup("markdown after the code block", close + flen);
-	*open = '\n';
-	/* The marker is the first line, and (outside the code block, where a name may spell
+	/* Names are literal text inside fenced code blocks (the findings' subtrees, the flame
+	 * graph), which is safe as long as nothing inside can close a fence early; outside
+	 * them, nothing may be markup. */
+	char *outside = strdup(md.buf);
+	size_t blocks = blank_code_blocks(outside);
+	assert_true(blocks >= 2);
+	assert_no_markup("markdown outside code blocks", outside);
+	/* The marker is the first line, and (outside the code blocks, where a name may spell
 	 * it as plain text) the only one. */
 	assert_true(!strncmp(md.buf, REPORT_MARKER "\n", strlen(REPORT_MARKER) + 1));
-	*open = '\0';
-	assert_null(strstr(md.buf + 1, REPORT_MARKER));
-	assert_null(strstr(close, REPORT_MARKER));
-	*open = '\n';
+	assert_null(strstr(outside + 1, REPORT_MARKER));
+	assert_null(strstr(outside, "[CI job]"));
+	assert_null(strstr(outside, "example.com"));
 	/* Every table row has exactly its 5 columns (6 pipes): no name split a row. */
 	size_t rows = 0;
-	for (char *line = md.buf; line && *line;) {
+	for (char *line = outside; line && *line;) {
 		char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 		if (len && line[0] == '|') {
@@ -447,15 +480,14 @@ static void test_hostile_markdown(void **state)
 		}
 		/* No line starts with a name's text: newlines in names were escaped. */
 		assert_false(!strncmp(line, "line2", 5));
-		assert_false(!strncmp(line, "<!--", 4) && line != md.buf);
+		assert_false(!strncmp(line, "<!--", 4) && line != outside);
 		line = nl ? nl + 1 : NULL;
 	}
 	assert_true(rows >= N(hostile) + 2);
-	/* Outside the flame graph's code block, names use entities: no backtick, no bracket. */
-	const char *fence = strstr(md.buf, "\n```");
-	assert_non_null(fence);
-	for (const char *p = md.buf; p < fence; p++)
-		assert_true(*p != '`' && *p != '[');
+	/* Outside the code blocks, names use entities: no backtick, no bracket. */
+	assert_null(strchr(outside, '`'));
+	assert_null(strchr(outside, '['));
+	free(outside);
 	/* Rendered as CommonMark, nothing becomes a tag, a link or an image. */
 	char *html = cmark_markdown_to_html(md.buf, md.len, CMARK_OPT_DEFAULT);
 	assert_no_markup("markdown rendered by cmark", html);
@@ -686,12 +718,11 @@ static void test_markdown_limit(void **state)
 	report_options_init(&o);
 	o.min_share = 0; /* judge every function */
 	report_diff_new(&fx.diff, fx.merged, 2, fx.runs, 2, fx.head, &o);
-	fx.rep = (struct report){&fx.meta, &fx.base, fx.diff};
+	fx.rep = (struct report){.head = &fx.meta, .base = &fx.base, .diff = fx.diff};
 	struct strbuf md = STRBUF_INIT;
 	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
 	print_message("3000 flagged functions: %zu characters of Markdown\n", md.len);
 	assert_true(md.len <= REPORT_MD_LIMIT);
-	assert_non_null(strstr(md.buf, "Shortened to fit a comment"));
 	assert_non_null(strstr(md.buf, "more (the JSON report lists all)"));
 	/* Code fences stay balanced. */
 	size_t fences = 0;
@@ -703,6 +734,9 @@ static void test_markdown_limit(void **state)
 	assert_int_equal(report_markdown(&fx.rep, &md, 4000), 0);
 	assert_true(md.len <= 4000);
 	assert_true(!strncmp(md.buf, REPORT_MARKER, strlen(REPORT_MARKER)));
+	assert_non_null(strstr(md.buf, "Shortened to fit a comment"));
+	/* Shrinking keeps the findings: the first one is still there. */
+	assert_non_null(strstr(md.buf, "### ▲ Slower\n\n1. "));
 	strbuf_release(&md);
 	for (size_t i = 0; i < n; i++)
 		free(stacks[i]);
@@ -712,15 +746,206 @@ static void test_markdown_limit(void **state)
 	fixture_release(&fx);
 }
 
+/* --- the layout on a real-sized suite: findings first --- */
+
+/* 32 tests of 4 functions each (128 functions, plus the harness); base: two runs; head: one
+ * function of one test does 40 % more work, everything else is the same. */
+static void test_markdown_findings_first(void **state)
+{
+	(void)state;
+	enum { TESTS = 32, FUNCS = 4 };
+	struct stack_count b[TESTS * FUNCS], h[TESTS * FUNCS];
+	static char names[TESTS][16], stacks[TESTS * FUNCS][64];
+	for (size_t t = 0; t < TESTS; t++) {
+		snprintf(names[t], sizeof(names[t]), "test_case_%02u", (unsigned)t);
+		for (size_t f = 0; f < FUNCS; f++) {
+			size_t i = t * FUNCS + f;
+			snprintf(stacks[i], sizeof(stacks[i]), "suite;main;%.15s;work_%02u_%u",
+			         names[t], (unsigned)t, (unsigned)f);
+			uint64_t n = 600 + 40 * f;
+			b[i] = (struct stack_count){names[t], stacks[i], n};
+			h[i] = b[i];
+			if (t == 17 && f == 2)
+				h[i].count = n * 14 / 10;
+		}
+	}
+	struct fixture fx;
+	fx.runs[0] = build(b, N(b), 999);
+	fx.runs[1] = build(b, N(b), 999);
+	fx.merged = profile_new();
+	for (int i = 0; i < 2; i++) {
+		profile_merge(fx.merged, fx.runs[i]);
+		fx.merged->stats.samples += fx.runs[i]->stats.samples;
+		fx.merged->stats.cpu_seconds += fx.runs[i]->stats.cpu_seconds;
+	}
+	fx.merged->stats.hz = 999;
+	fx.merged->stats.period_ns = fx.runs[0]->stats.period_ns;
+	fx.head = build(h, N(h), 999);
+	run_meta_init(&fx.meta);
+	fx.meta.id = 40;
+	fx.meta.pr_number = 5;
+	run_meta_set(&fx.meta.commit, "1111111111aaaaaaaaaa1111111111aaaaaaaaaa");
+	run_meta_set(&fx.meta.job_url, "https://github.com/o/r/actions/runs/99");
+	report_baseline_init(&fx.base);
+	struct report_options o;
+	report_options_init(&o);
+	report_diff_new(&fx.diff, fx.merged, 2, fx.runs, 2, fx.head, &o);
+	fx.rep =
+	        (struct report){.head = &fx.meta,
+	                        .base = &fx.base,
+	                        .diff = fx.diff,
+	                        .pr_head = "2222222222bbbbbbbbbb2222222222bbbbbbbbbb",
+	                        .artifact_url = "https://github.com/o/r/actions/runs/99#artifacts"};
+	assert_int_equal(fx.diff->verdict, REPORT_REGRESSED);
+	struct strbuf md = STRBUF_INIT;
+	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	/* The planted function is named within the first 25 lines, before any table. */
+	const char *hit = strstr(md.buf, "work&#95;17&#95;2");
+	assert_non_null(hit);
+	size_t line = 1;
+	for (const char *p = md.buf; p < hit; p++)
+		line += *p == '\n';
+	print_message("the finding is on line %zu of %zu characters\n", line, md.len);
+	assert_true(line <= 25);
+	const char *table = strstr(md.buf, "| test |");
+	assert_non_null(table);
+	assert_true(hit < table);
+	/* The verdict counts it, the unchanged are summarised, not listed ahead of it. */
+	assert_non_null(strstr(md.buf, "— ▲ "));
+	assert_non_null(strstr(md.buf, "<details><summary>✓ "));
+	/* The PR's own head, the merge it was measured on, the job and the artifact. */
+	assert_non_null(strstr(md.buf, "<code>2222222222</code> (the PR's head; measured on its "
+	                               "merge <code>1111111111</code>)"));
+	assert_non_null(strstr(md.buf, "[CI job](https://github.com/o/r/actions/runs/99)"));
+	assert_non_null(strstr(md.buf, "(https://github.com/o/r/actions/runs/99#artifacts)"));
+	/* One line says how change is measured; the headline and the flame graph's root agree. */
+	assert_non_null(strstr(md.buf, "How change is measured"));
+	const char *went = strstr(md.buf, "the whole suite went ");
+	assert_non_null(went);
+	const char *pct = strstr(went, " s (");
+	assert_non_null(pct);
+	double total;
+	assert_int_equal(sscanf(pct + 4, "%lf", &total), 1);
+	const char *root = strstr(md.buf, "%  all\n");
+	assert_non_null(root);
+	while (root > md.buf && root[-1] != ' ')
+		root--;
+	double rootch;
+	assert_int_equal(sscanf(root, "%lf", &rootch), 1);
+	assert_true(fabs(total - rootch) < 0.051);
+	strbuf_release(&md);
+	fixture_release(&fx);
+}
+
+/* The trend charts: well-formed xychart-beta blocks whatever the names. */
+static void test_markdown_trend(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	hostile_fixture(&fx);
+	struct report_trend tr;
+	memset(&tr, 0, sizeof(tr));
+	const struct report_item *items[3];
+	size_t ni = 0;
+	for (size_t i = 0; i < fx.diff->nitems && ni < 3; i++)
+		if (fx.diff->items[i].measure != REPORT_TEST && fx.diff->items[i].cmp.significant)
+			items[ni++] = &fx.diff->items[i];
+	assert_int_equal(ni, 3);
+	tr.items = items;
+	tr.nitems = ni;
+	tr.hist.nq = 1 + ni;
+	tr.hist.n = 5;
+	struct report_point pts[5];
+	double vals[5][4];
+	for (size_t i = 0; i < 5; i++) {
+		pts[i].run = i < 4 ? (int64_t)i + 1 : fx.meta.id;
+		pts[i].commit = i == 2 ? "\"]\n```" : "abcdef0123456789";
+		pts[i].subject = "";
+		pts[i].value = vals[i];
+		for (size_t k = 0; k < 4; k++)
+			vals[i][k] = k == 2 && i == 1 ? NAN : 1.5 + 0.25 * (double)(i + k);
+	}
+	tr.hist.points = pts;
+	fx.rep.trend = &tr;
+	struct strbuf md = STRBUF_INIT;
+	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	size_t charts = 0;
+	for (const char *p = md.buf; (p = strstr(p, "```mermaid\n")); p++) {
+		charts++;
+		const char *end = strstr(p + 11, "\n```\n");
+		assert_non_null(end);
+		char *block = strndup(p + 11, (size_t)(end - p - 11) + 1);
+		static const char head[] = "xychart-beta\n    title \"";
+		assert_true(!strncmp(block, head, strlen(head)));
+		assert_null(strchr(block, '<'));
+		assert_null(strchr(block, '`'));
+		/* quotes pair up on every line; categories and values match in number */
+		size_t cats = 0, vals_n = 0;
+		for (char *l = block; *l;) {
+			char *nl = strchr(l, '\n');
+			*nl = '\0';
+			size_t q = 0;
+			for (char *c = l; *c; c++)
+				q += *c == '"';
+			assert_int_equal(q % 2, 0);
+			if (strstr(l, "x-axis ["))
+				cats = q / 2;
+			if (strstr(l, "    line [")) {
+				vals_n = 1;
+				for (char *c = l; *c; c++)
+					vals_n += *c == ',';
+				assert_null(strstr(l, "nan"));
+			}
+			l = nl + 1;
+		}
+		assert_int_equal(cats, vals_n);
+		assert_true(cats == 5 || cats == 4); /* the NaN point is left out */
+		free(block);
+	}
+	assert_int_equal(charts, 4); /* the suite and three functions */
+	strbuf_release(&md);
+	fx.rep.trend = NULL;
+	fixture_release(&fx);
+}
+
+static void test_marker_id(void **state)
+{
+	(void)state;
+	char *m = report_marker(NULL);
+	assert_string_equal(m, REPORT_MARKER);
+	free(m);
+	m = report_marker("linux-gcc");
+	assert_string_equal(m, "<!-- ciprof-report id=linux-gcc -->");
+	free(m);
+	assert_true(report_id_valid("ubuntu-22.04/gcc_12+asan:1@x"));
+	assert_false(report_id_valid(""));
+	assert_false(report_id_valid("a--b"));
+	assert_false(report_id_valid("a b"));
+	assert_false(report_id_valid("a>"));
+	assert_false(report_id_valid("x\n"));
+	char longid[66];
+	memset(longid, 'a', 65);
+	longid[65] = '\0';
+	assert_false(report_id_valid(longid));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_markdown_golden), cmocka_unit_test(test_markdown_no_baseline),
-	        cmocka_unit_test(test_escape),          cmocka_unit_test(test_hostile_markdown),
-	        cmocka_unit_test(test_hostile_html),    cmocka_unit_test(test_hostile_svg),
-	        cmocka_unit_test(test_hostile_json),    cmocka_unit_test(test_json_shape),
-	        cmocka_unit_test(test_svg_layout),      cmocka_unit_test(test_markdown_limit),
+	        cmocka_unit_test(test_markdown_golden),
+	        cmocka_unit_test(test_markdown_no_baseline),
+	        cmocka_unit_test(test_escape),
+	        cmocka_unit_test(test_hostile_markdown),
+	        cmocka_unit_test(test_hostile_html),
+	        cmocka_unit_test(test_hostile_svg),
+	        cmocka_unit_test(test_hostile_json),
+	        cmocka_unit_test(test_json_shape),
+	        cmocka_unit_test(test_svg_layout),
+	        cmocka_unit_test(test_markdown_limit),
 	        cmocka_unit_test(test_html_basic),
+	        cmocka_unit_test(test_markdown_findings_first),
+	        cmocka_unit_test(test_markdown_trend),
+	        cmocka_unit_test(test_marker_id),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
