@@ -1,7 +1,7 @@
 /* Launching the profiled command, shared by the sampling backends (perf.c, preload_backend.c):
  * fork behind a cork pipe, CIPROF_CONTROL_FD marks, the pseudo-terminal feeding the output
  * markers, signal forwarding through a signalfd, exec failures reported as errno through a
- * close-on-exec pipe, and CTest's process-per-test mapping. */
+ * close-on-exec pipe. */
 #ifndef CP_LAUNCH_H
 #define CP_LAUNCH_H
 
@@ -75,13 +75,6 @@ void launch_drain_io(struct launch *l);
  * kills ciprof before it has written and stored the profile; SIGCHLD is unblocked again. */
 void launch_release(struct launch *l);
 
-/* CTest: when argv runs ctest, loads its `--show-only=json-v1` test list into a. */
-void launch_ctest_prepare(struct attrib *a, char **argv);
-/* CTest: marks process pid with its test when its command line and working directory (read
- * from /proc now, so call it as soon as the exec is known) are one of ctest's tests. */
-int launch_ctest_exec(struct attrib *a, pid_t pid);
-/* Same, with the command line and working directory already known. */
-void launch_ctest_match(struct attrib *a, pid_t pid, char *const *argv, const char *cwd);
 
 /* The status ciprof exits with for a wait status: the exit code, 128+N for signal N. */
 int launch_exit_status(int status);

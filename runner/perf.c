@@ -11,6 +11,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "runner/aggregate.h"
+#include "runner/ctest.h"
 #include "runner/launch.h"
 #include "runner/markers.h"
 #include "runner/perf_record.h"
@@ -66,8 +67,7 @@ struct pending {
 struct session {
 	struct ring *rings;
 	size_t nrings;
-	pid_t *ctest_gone; /* exec'd processes that ended before /proc showed their command */
-	size_t nctest_gone, ctest_gone_alloc;
+	struct ctest_watch ctest;
 	struct pending *pend;
 	size_t npend, pend_alloc;
 	uint64_t seq;
@@ -539,40 +539,20 @@ static void handle_record(struct session *s, const void *rec)
 	}
 }
 
-/*
- * CTest runs each test as its own process: match an exec'd process's command line and working
- * directory with `ctest --show-only=json-v1`. Done when the exec record is read, not when it is
- * processed, so that /proc still shows the process (short tests end quickly).
- */
-static void ctest_exec_seen(struct session *s, const void *rec, size_t len)
+/* CTest runs each test as its own process: its command line and working directory name it
+ * (runner/ctest.h). Seen when the exec record is read, not when it is processed, so that /proc
+ * still shows the process (short tests end quickly). */
+static void ctest_record_seen(struct session *s, const void *rec, size_t len)
 {
-	struct perf_comm c;
-	if (perf_parse_comm(rec, len, &c) < 0 || !c.exec || c.pid != c.tid)
-		return;
-	if (launch_ctest_exec(&s->attrib, (pid_t)c.pid) < 0) {
-		/* Too short to catch in /proc: its executable's mapping (the first file mapping
-		 * after the exec, read next) may still name its test. */
-		ALLOC_GROW(s->ctest_gone, s->nctest_gone + 1, s->ctest_gone_alloc);
-		s->ctest_gone[s->nctest_gone++] = (pid_t)c.pid;
-	}
-}
-
-/* The first file mapping after an exec whose process had already ended: match it by path. */
-static void ctest_mmap_seen(struct session *s, const void *rec, size_t len)
-{
-	struct perf_mmap2 m;
-	if (perf_parse_mmap2(rec, len, &m) < 0 || m.filename[0] != '/')
-		return;
-	for (size_t i = 0; i < s->nctest_gone; i++) {
-		if (s->ctest_gone[i] != (pid_t)m.pid)
-			continue;
-		const char *test = attrib_ctest_match_exe(&s->attrib, m.filename);
-		if (test) {
-			log_debug("process %d (ended early) is CTest test '%s'", (int)m.pid, test);
-			attrib_proc_mark(&s->attrib, (pid_t)m.pid, test);
-		}
-		s->ctest_gone[i] = s->ctest_gone[--s->nctest_gone];
-		return;
+	const struct perf_event_header *h = rec;
+	if (h->type == PERF_RECORD_COMM) {
+		struct perf_comm c;
+		if (perf_parse_comm(rec, len, &c) == 0 && c.exec && c.pid == c.tid)
+			ctest_watch_exec(&s->ctest, (pid_t)c.pid, c.comm);
+	} else if (h->type == PERF_RECORD_MMAP2 && s->ctest.ngone) {
+		struct perf_mmap2 m;
+		if (perf_parse_mmap2(rec, len, &m) == 0)
+			ctest_watch_mmap(&s->ctest, (pid_t)m.pid, m.filename);
 	}
 }
 
@@ -580,6 +560,7 @@ static void ctest_mmap_seen(struct session *s, const void *rec, size_t len)
 static uint64_t drain_rings(struct session *s)
 {
 	uint64_t round_max = 0;
+	size_t first_new = s->npend;
 	for (size_t i = 0; i < s->nrings; i++) {
 		struct ring *r = &s->rings[i];
 		uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
@@ -594,10 +575,6 @@ static uint64_t drain_rings(struct session *s)
 			}
 			void *copy = xmalloc(h->size);
 			memcpy(copy, h, h->size);
-			if (h->type == PERF_RECORD_COMM && s->attrib.nctest)
-				ctest_exec_seen(s, copy, h->size);
-			else if (h->type == PERF_RECORD_MMAP2 && s->nctest_gone)
-				ctest_mmap_seen(s, copy, h->size);
 			uint64_t t = perf_record_time(copy, h->size);
 			ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
 			s->pend[s->npend++] = (struct pending){t, s->seq++, copy};
@@ -606,6 +583,13 @@ static uint64_t drain_rings(struct session *s)
 			tail += h->size;
 		}
 		__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	/* The new records in time order: a ctest's exec before its tests' on another CPU. */
+	qsort(s->pend + first_new, s->npend - first_new, sizeof(*s->pend), pending_cmp);
+	for (size_t i = first_new; i < s->npend; i++) {
+		const struct perf_event_header *h = s->pend[i].rec;
+		if (h->type == PERF_RECORD_COMM || h->type == PERF_RECORD_MMAP2)
+			ctest_record_seen(s, h, h->size);
 	}
 	return round_max;
 }
@@ -629,7 +613,10 @@ static void process_pending(struct session *s, uint64_t limit)
 static void round_trip(struct session *s)
 {
 	uint64_t round_max = drain_rings(s);
-	process_pending(s, s->prev_round_max);
+	/* While a ctest is asked for its tests, the records wait: its test processes started
+	 * meanwhile are named when the answer comes. */
+	if (!ctest_watch_poll(&s->ctest, 0))
+		process_pending(s, s->prev_round_max);
 	if (round_max > s->prev_round_max)
 		s->prev_round_max = round_max;
 }
@@ -702,11 +689,13 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	attrib_init(&s.attrib, s.prof);
 	markers_init(&s.markers);
 	launch_init(&l, &s.attrib, &s.markers);
-	launch_ctest_prepare(&s.attrib, opts->argv);
+	ctest_watch_init(&s.ctest, &s.attrib);
+	ctest_watch_command(&s.ctest, opts->argv);
 
 	ret = launch_start(&l, opts, NULL);
 	if (ret < 0)
 		goto out;
+	s.ctest.root = l.child;
 	proctree_get(&s.tree, l.child, launch_basename(opts->argv[0]));
 
 	ret = open_rings(&s, l.child, opts);
@@ -751,6 +740,7 @@ finish:
 	/* Everything written so far is in the rings and pipes: read and process it all. */
 	launch_drain_io(&l);
 	drain_rings(&s);
+	ctest_watch_poll(&s.ctest, 1);
 	process_pending(&s, UINT64_MAX);
 	finish_unwinding(&s);
 	{
@@ -783,7 +773,7 @@ out:
 	for (size_t i = 0; i < s.npend; i++)
 		free(s.pend[i].rec);
 	free(s.pend);
-	free(s.ctest_gone);
+	ctest_watch_release(&s.ctest);
 	aggregator_release(&s.agg);
 	unwinder_free(s.unw);
 	free(s.umaps);

@@ -23,6 +23,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "runner/aggregate.h"
+#include "runner/ctest.h"
 #include "runner/launch.h"
 #include "runner/perf.h"
 #include "runner/preload/elfcheck.h"
@@ -410,6 +411,7 @@ struct psession {
 	struct proctree tree;
 	struct aggregator agg;
 	struct attrib attrib;
+	struct ctest_watch ctest;
 	struct markers markers;
 	char *dir;
 	int dirfd;
@@ -542,10 +544,12 @@ static void on_start(struct psession *s, const struct pl_view *v)
 	}
 	proctree_comm(&s->tree, pid, pid, comm, 1);
 	free(comm);
-	if (s->attrib.nctest && v->u.start.argv_len) {
+	if (v->u.start.argv_len) {
 		char **argv = split_argv(v->u.start.argv, v->u.start.argv_len);
 		char *cwd = xstrndup(v->u.start.cwd, v->u.start.cwd_len);
-		launch_ctest_match(&s->attrib, pid, argv, cwd);
+		char *exe = xstrndup(v->u.start.exe, v->u.start.exe_len);
+		ctest_watch_exec_argv(&s->ctest, pid, argv, cwd, exe);
+		free(exe);
 		free(cwd);
 		for (char **a = argv; *a; a++)
 			free(*a);
@@ -752,7 +756,9 @@ static void handle_exit(struct psession *s, pid_t pid)
 
 static void process_pending(struct psession *s, uint64_t limit)
 {
-	if (!s->npend)
+	/* While a ctest is asked for its tests, the records wait: its test processes started
+	 * meanwhile are named when the answer comes (runner/ctest.h). */
+	if (!s->npend || (limit != UINT64_MAX && ctest_watch_poll(&s->ctest, 0)))
 		return;
 	qsort(s->pend, s->npend, sizeof(*s->pend), pending_cmp);
 	/* Each live process may look in /proc once per round for a library it loaded. */
@@ -930,6 +936,8 @@ static void round_trip(struct psession *s, int final)
 			i++;
 	}
 	check_expectations(s, 0);
+	if (final)
+		ctest_watch_poll(&s->ctest, 1);
 	process_pending(s, final ? UINT64_MAX : s->prev_round_max);
 	if (s->round_max > s->prev_round_max)
 		s->prev_round_max = s->round_max;
@@ -1085,7 +1093,8 @@ int preload_backend_run(struct profile **out, const struct runner_opts *opts)
 	markers_init(&s.markers);
 	struct launch l;
 	launch_init(&l, &s.attrib, &s.markers);
-	launch_ctest_prepare(&s.attrib, opts->argv);
+	ctest_watch_init(&s.ctest, &s.attrib);
+	ctest_watch_command(&s.ctest, opts->argv);
 	char cmd_path[PATH_MAX];
 	int reachable = check_command(&s, opts->argv[0], cmd_path, sizeof(cmd_path));
 	char **env = child_env(lib, s.dir, opts->hz);
@@ -1095,6 +1104,7 @@ int preload_backend_run(struct profile **out, const struct runner_opts *opts)
 	free_env(env);
 	if (ret < 0)
 		goto out;
+	s.ctest.root = l.child;
 	/* The command must show an image; if it does not (LD_PRELOAD ignored, the sample
 	 * directory not writable...), it is reported like any exec'd program that did not. */
 	if (reachable) {
@@ -1175,6 +1185,7 @@ out:
 	free(lib);
 	aggregator_release(&s.agg);
 	proctree_release(&s.tree);
+	ctest_watch_release(&s.ctest);
 	attrib_release(&s.attrib);
 	markers_release(&s.markers);
 	profile_free(s.prof);

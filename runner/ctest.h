@@ -1,0 +1,80 @@
+/* CTest's process-per-test mapping, wherever ctest runs in the profiled tree: behind
+ * `bash -c "ctest -j2"`, `make test`, `cmake --build --target test` or a script. When a ctest
+ * process is seen to start, the same ctest (its command line, in its working directory) is
+ * asked for its tests with `--show-only=json-v1`, in the background; meanwhile every exec'd
+ * process's command line is kept, and the backend holds back processing its records, so that
+ * the test processes started before the answer are still named. Both backends use it. */
+#ifndef CP_CTEST_H
+#define CP_CTEST_H
+
+#include "common/strbuf.h"
+#include "runner/attribute.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A ctest that never answers is given up after this long (the held-back records are then
+ * processed without its test names, with a warning). */
+#define CTEST_QUERY_TIMEOUT_NS (10ULL * 1000000000ULL)
+
+struct ctest_query {
+	pid_t pid;
+	int fd;
+	struct strbuf out;
+	uint64_t started; /* CLOCK_MONOTONIC ns */
+};
+
+/* A process exec'd while a query was outstanding: argv NULL when it ended before /proc showed
+ * its command line (then exe, its executable from its first mapping, may still name it). */
+struct ctest_exec {
+	pid_t pid;
+	char **argv; /* owned, NULL-terminated */
+	char *cwd;   /* owned */
+	char *exe;   /* owned, or NULL */
+};
+
+struct ctest_watch {
+	struct attrib *attrib; /* borrowed: test lists load and process marks go here */
+	struct ctest_query *q;
+	size_t nq, q_alloc;
+	char **asked; /* owned: "cwd\n argv..." of every ctest asked already */
+	size_t nasked, asked_alloc;
+	struct ctest_exec *ex;
+	size_t nex, ex_alloc;
+	pid_t *gone; /* exec'd processes gone before /proc showed them; matched by executable */
+	size_t ngone, gone_alloc;
+	uint64_t queries; /* ctest invocations asked for their tests */
+	pid_t root;       /* the command's process, once started (set by the backend) */
+	int root_asked;   /* the command is ctest and was asked before it started */
+};
+
+void ctest_watch_init(struct ctest_watch *w, struct attrib *a);
+void ctest_watch_release(struct ctest_watch *w);
+
+/*
+ * The command itself: when argv runs ctest, asks it for its tests before it starts (so even
+ * the first test process is named without holding anything back).
+ */
+void ctest_watch_command(struct ctest_watch *w, char **argv);
+
+/*
+ * perf: process pid exec'd a program named comm (its COMM record, at the time it is read, so
+ * that /proc still shows the process). A ctest starts a query; any process is matched with
+ * the tests known, or kept for the queries outstanding.
+ */
+void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm);
+/* perf: a file mapping of pid; the first one after an exec that ctest_watch_exec could not
+ * read names its executable. */
+void ctest_watch_mmap(struct ctest_watch *w, pid_t pid, const char *filename);
+/* preload: process pid exec'd argv in cwd (its start record carries them). */
+void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, const char *cwd,
+                           const char *exe);
+
+/*
+ * Collects the answers of outstanding queries (waiting for them all when wait is set) and
+ * names the processes kept meanwhile. Returns nonzero while a query is still outstanding:
+ * the backend must not process records yet.
+ */
+int ctest_watch_poll(struct ctest_watch *w, int wait);
+
+#endif
