@@ -2,6 +2,7 @@
 #include "runner/runner.h"
 #include "common/error.h"
 #include "common/xalloc.h"
+#include "runner/ctest.h"
 #include "runner/launch.h"
 #include "runner/perf.h"
 #include "runner/preload_backend.h"
@@ -53,8 +54,11 @@ size_t runner_ctest_tests(char **argv, char ***names)
 		return 0;
 	struct profile *p = profile_new();
 	struct attrib a;
+	struct ctest_watch w;
 	attrib_init(&a, p);
-	launch_ctest_prepare(&a, argv);
+	ctest_watch_init(&w, &a);
+	ctest_watch_command(&w, argv);
+	ctest_watch_release(&w);
 	size_t n = a.nctest;
 	if (n) {
 		*names = xcalloc(n, sizeof(char *));
