@@ -210,6 +210,12 @@ size_t profile_node_frames(const struct profile *p, uint32_t node, uint32_t *out
 
 void profile_merge(struct profile *dst, const struct profile *src)
 {
+	profile_merge_test(dst, src, NULL);
+}
+
+void profile_merge_test(struct profile *dst, const struct profile *src, const char *test)
+{
+	uint32_t forced = test ? profile_intern(dst, test) : 0;
 	uint32_t *node_map = xcalloc(src->nnodes, sizeof(*node_map));
 	uint32_t *frame_map = xmalloc(st_mult(src->nframes ? src->nframes : 1, sizeof(*frame_map)));
 	for (size_t i = 0; i < src->nframes; i++) {
@@ -229,13 +235,13 @@ void profile_merge(struct profile *dst, const struct profile *src)
 		                           frame_map[src->nodes[i].frame]);
 	for (size_t i = 0; i < src->nsamples; i++) {
 		const struct profile_sample *s = &src->samples[i];
-		profile_add(dst, profile_intern(dst, profile_str(src, s->test)), node_map[s->node],
-		            s->count);
+		profile_add(dst, test ? forced : profile_intern(dst, profile_str(src, s->test)),
+		            node_map[s->node], s->count);
 	}
 	for (size_t i = 0; i < src->nresults; i++) {
 		const struct profile_result *r = &src->results[i];
-		profile_set_result(dst, profile_intern(dst, profile_str(src, r->test)), r->status,
-		                   r->seconds);
+		profile_set_result(dst, test ? forced : profile_intern(dst, profile_str(src, r->test)),
+		                   r->status, r->seconds);
 	}
 	free(node_map);
 	free(frame_map);

@@ -112,6 +112,8 @@ size_t profile_node_frames(const struct profile *p, uint32_t node, uint32_t *out
 
 /* Adds every sample of src into dst (re-interning strings, frames and nodes). */
 void profile_merge(struct profile *dst, const struct profile *src);
+/* The same, but with every sample (and outcome) under test (NULL: each keeps its own). */
+void profile_merge_test(struct profile *dst, const struct profile *src, const char *test);
 
 /* Sum of samples, optionally of one test (test_filter = NULL for all). */
 uint64_t profile_total(const struct profile *p, const char *test_filter);

@@ -1,0 +1,166 @@
+#!/bin/bash
+# ciprof import: folded, pprof (ours and Go's own) and perf script text stored as runs whose
+# `show` matches the source; malformed input is refused with file and position, storing nothing.
+source "$(dirname "$0")/lib.sh"
+
+SYNTH=$CIPROF_BUILD/bench/storage/store_synth
+[ -x "$SYNTH" ] || fail "store_synth not built ($SYNTH)"
+SRC=$TMP/src.db
+"$SYNTH" --db "$SRC" --runs 1 --branch main --seed 4 >/dev/null || fail "seeding the source"
+DB=$TMP/imp.db
+export HOME=$TMP PPROF_TMPDIR=$TMP
+
+# count_runs: the number of runs in $DB.
+count_runs() { "$CIPROF" runs --db "$DB" --format json 2>/dev/null |
+	python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))' 2>/dev/null || echo 0; }
+
+# 1. folded, from standard input, with git metadata given on the command line.
+"$CIPROF" export --db "$SRC" --format folded >"$TMP/src.folded" || fail "export folded"
+"$CIPROF" import --db "$DB" --format folded --branch feat/x \
+	--commit 0123456789abcdef0123456789abcdef01234567 --test bench - <"$TMP/src.folded" \
+	2>"$TMP/f.err" || fail "import folded: $(cat "$TMP/f.err")"
+"$CIPROF" show --db "$DB" latest --format folded >"$TMP/f.out" || fail "show folded"
+cmp -s "$TMP/src.folded" "$TMP/f.out" || check_failed "folded import: show --format folded differs"
+"$CIPROF" runs --db "$DB" --format json >"$TMP/runs.json"
+python3 - "$TMP/runs.json" <<'PY' || check_failed "folded import metadata"
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+assert r["branch"] == "feat/x" and r["commit"] == "0123456789abcdef0123456789abcdef01234567", r
+PY
+"$CIPROF" show --db "$DB" latest --by test --format json >"$TMP/ft.json"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["tests"]; assert [x["name"] for x in t]==["bench"], t' \
+	"$TMP/ft.json" || check_failed "--test: every sample under 'bench'"
+ok "folded from stdin: same stacks, branch/commit/test from the options"
+
+# 2. pprof written by ciprof: tests, stacks and period survive.
+"$CIPROF" export --db "$SRC" --format pprof -o "$TMP/src.pb.gz" || fail "export pprof"
+run_capture p "$CIPROF" import --db "$DB" --format pprof "$TMP/src.pb.gz"
+[ "$RC" = 0 ] || fail "import pprof exited $RC: $(cat "$TMP/p.err")"
+"$CIPROF" show --db "$DB" latest --format folded >"$TMP/p.out"
+cmp -s "$TMP/src.folded" "$TMP/p.out" || check_failed "pprof import: stacks differ"
+for by in test function; do
+	"$CIPROF" show --db "$SRC" --by $by --top 0 --format json | python3 -c \
+		'import json,sys; d=json.load(sys.stdin); d.pop("run"); print(json.dumps(d, sort_keys=True))' \
+		>"$TMP/want.$by"
+	"$CIPROF" show --db "$DB" latest --by $by --top 0 --format json | python3 -c \
+		'import json,sys; d=json.load(sys.stdin); d.pop("run"); print(json.dumps(d, sort_keys=True))' \
+		>"$TMP/got.$by"
+	cmp -s "$TMP/want.$by" "$TMP/got.$by" || check_failed "pprof import: show --by $by differs"
+done
+ok "ciprof's own pprof: show --by test and --by function equal the source run's"
+
+# 3. pprof written by Go's runtime/pprof (another writer: addresses, mappings, inlining).
+if command -v go >/dev/null; then
+	GOCACHE=$TMP/gocache GO111MODULE=off GOPROXY=off go build -o "$TMP/burn" \
+		"$CIPROF_SRC/tests/integration/data/burn.go" >"$TMP/go.log" 2>&1 ||
+		fail "go build: $(cat "$TMP/go.log")"
+	"$TMP/burn" "$TMP/go.pprof" || fail "the Go program failed"
+	run_capture g "$CIPROF" import --db "$DB" --format pprof "$TMP/go.pprof"
+	[ "$RC" = 0 ] || fail "import of Go's pprof exited $RC: $(cat "$TMP/g.err")"
+	go tool pprof -raw "$TMP/go.pprof" >"$TMP/go.raw" 2>/dev/null || fail "go tool pprof -raw"
+	go tool pprof -top -sample_index=samples -nodefraction=0 -nodecount=100000 \
+		"$TMP/go.pprof" >"$TMP/go.top" 2>/dev/null || fail "go tool pprof -top"
+	"$CIPROF" show --db "$DB" latest --top 0 --format json >"$TMP/g.json"
+	python3 - "$TMP/go.raw" "$TMP/g.json" "$TMP/go.top" <<'PY' || check_failed "Go pprof import"
+import json, re, sys
+raw = open(sys.argv[1]).read().splitlines()
+i = raw.index("samples/count cpu/nanoseconds")
+total = 0
+for line in raw[i + 1:]:
+    m = re.match(r"^\s+(\d+)\s+\d+: ", line)
+    if m:
+        total += int(m.group(1))
+    elif not line.startswith(" "):
+        break
+d = json.load(open(sys.argv[2]))
+assert d["samples"] == total and total > 0, (d["samples"], total)
+burn = [f for f in d["functions"] if f["name"] == "main.burn"]
+assert burn and burn[0]["module"] == "burn", d["functions"][:3]
+top = {}
+for line in open(sys.argv[3]):
+    m = re.match(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(\S+)\s*$", line)
+    if m:
+        top[m.group(3)] = (int(m.group(1)), int(m.group(2)))
+assert (burn[0]["self"], burn[0]["total"]) == top["main.burn"], (burn, top["main.burn"])
+assert 2 * burn[0]["total"] >= total, (burn, total)  # the program's hot function
+print("go: %d samples, main.burn self %d total %d" % (total, burn[0]["self"], burn[0]["total"]))
+PY
+	ok "Go's runtime/pprof file: every sample, main.burn in module burn"
+else
+	echo "note [$TEST_NAME]: go not installed, Go's pprof writer not tried" >&2
+fi
+
+# 4. perf script text: a fixed sample (names with spaces, C++ parameters, offsets, a garbage
+# caller outside every mapping) ...
+printf '%s\n' \
+	'my prog 12/13 [001] 100.000001:     250000 cpu-clock:u: ' \
+	$'\t          4005d6 ns::Foo::bar(int, char const*)+0x16 (/tmp/a b/prog)' \
+	$'\t          400610 main+0x2a (/tmp/a b/prog)' \
+	$'\t    7f0000001234 __libc_start_main+0xf3 (/lib/x86_64-linux-gnu/libc.so.6)' \
+	$'\t2d00702d00622d00 [unknown] ([unknown])' '' \
+	'my prog 12/13 [000] 100.000251:     250000 cpu-clock:u: ' \
+	$'\t          400610 main+0x2a (/tmp/a b/prog)' \
+	$'\t    7f0000001234 __libc_start_main+0xf3 (/lib/x86_64-linux-gnu/libc.so.6)' '' \
+	'my prog 12/13 [000] 100.000501:     250000 cpu-clock:u: ' \
+	$'\t          400610 main+0x2a (/tmp/a b/prog)' \
+	$'\t    7f0000001234 __libc_start_main+0xf3 (/lib/x86_64-linux-gnu/libc.so.6)' '' \
+	>"$TMP/fixed.perf"
+run_capture s "$CIPROF" import --db "$DB" --format perf-script "$TMP/fixed.perf"
+[ "$RC" = 0 ] || fail "import perf-script exited $RC: $(cat "$TMP/s.err")"
+"$CIPROF" show --db "$DB" latest --format folded >"$TMP/s.out"
+printf '%s\n' 'my prog;__libc_start_main;main 2' \
+	'my prog;__libc_start_main;main;ns::Foo::bar(int, char const*) 1' >"$TMP/s.want"
+cmp -s "$TMP/s.want" "$TMP/s.out" || check_failed "perf script stacks: $(cat "$TMP/s.out")"
+"$CIPROF" show --db "$DB" latest --top 0 --format json >"$TMP/s.json"
+python3 - "$TMP/s.json" <<'PY' || check_failed "perf script modules"
+import json, sys
+f = {x["name"]: x for x in json.load(open(sys.argv[1]))["functions"]}
+assert f["main"]["module"] == "prog" and f["main"]["self"] == 2, f
+assert f["__libc_start_main"]["module"] == "libc.so.6", f
+PY
+"$CIPROF" runs --db "$DB" --format json | python3 -c \
+	'import json,sys; r=json.load(sys.stdin)["runs"][0]; assert r["samples"]==3, r' ||
+	check_failed "perf script: 3 samples"
+ok "perf script text: stacks, modules, offsets dropped, the stray caller cut"
+
+# ... and, where perf may record here, a real recording.
+if perf record -e cpu-clock -F 499 -g -o "$TMP/perf.data" -- \
+	sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' >"$TMP/rec.log" 2>&1; then
+	perf script -i "$TMP/perf.data" >"$TMP/real.perf" 2>/dev/null || fail "perf script"
+	WANT=$(grep -c 'cpu-clock' "$TMP/real.perf")
+	"$CIPROF" import --db "$DB" --format perf-script - <"$TMP/real.perf" 2>"$TMP/r.err" ||
+		fail "import of real perf script output: $(cat "$TMP/r.err")"
+	GOT=$("$CIPROF" runs --db "$DB" --format json | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["runs"][0]["samples"])')
+	[ "$GOT" = "$WANT" ] || check_failed "real perf script: $GOT samples stored, $WANT recorded"
+	"$CIPROF" show --db "$DB" latest --format folded | grep -q '^sh;' ||
+		check_failed "real perf script: stacks start at the process 'sh'"
+	ok "perf record -g | perf script: all $WANT samples"
+else
+	echo "note [$TEST_NAME]: perf record refused here, skipped the live recording" >&2
+fi
+
+# 5. Malformed input: exit 3, the file and position named, nothing stored.
+BEFORE=$(count_runs)
+printf 'a;b 10\na;b;c x1\n' >"$TMP/bad.folded"
+run_capture e1 "$CIPROF" import --db "$DB" --format folded "$TMP/bad.folded"
+[ "$RC" = 3 ] && grep -q "bad.folded:2:7: sample count is not a whole number" "$TMP/e1.err" ||
+	check_failed "bad folded: rc $RC, $(cat "$TMP/e1.err")"
+printf 'garbage line\n' >"$TMP/bad.perf"
+run_capture e2 "$CIPROF" import --db "$DB" --format perf-script "$TMP/bad.perf"
+[ "$RC" = 3 ] && grep -q "bad.perf:1:1: expected a sample header" "$TMP/e2.err" ||
+	check_failed "bad perf script: rc $RC, $(cat "$TMP/e2.err")"
+head -c 700 "$TMP/src.pb.gz" >"$TMP/cut.pb.gz"
+run_capture e3 "$CIPROF" import --db "$DB" --format pprof "$TMP/cut.pb.gz"
+[ "$RC" = 3 ] && grep -q "cut.pb.gz: byte 700: gzip data ends early" "$TMP/e3.err" ||
+	check_failed "truncated pprof: rc $RC, $(cat "$TMP/e3.err")"
+run_capture e4 "$CIPROF" import --db "$DB" --format pprof "$TMP/bad.folded"
+[ "$RC" = 3 ] && grep -q "bad.folded: not a pprof profile" "$TMP/e4.err" ||
+	check_failed "text as pprof: rc $RC, $(cat "$TMP/e4.err")"
+run_capture e5 "$CIPROF" import --db "$DB" --format pprof "$TMP/missing"
+[ "$RC" = 3 ] && grep -q "missing" "$TMP/e5.err" || check_failed "missing file: rc $RC"
+run_capture e6 "$CIPROF" import --db "$DB" "$TMP/bad.folded"
+[ "$RC" = 2 ] && grep -q -- "--format is required" "$TMP/e6.err" || check_failed "no --format: rc $RC"
+[ "$(count_runs)" = "$BEFORE" ] || check_failed "a refused import stored a run"
+ok "malformed input: exit 3 with file:line:column (or byte), nothing stored"
+finish
