@@ -33,6 +33,7 @@ enum {
 	OPT_ID,
 	OPT_ARTIFACT_URL,
 	OPT_TREND_RUNS,
+	OPT_FOCUS,
 };
 
 extern char **environ;
@@ -63,6 +64,8 @@ static const struct cli_option report_options[] = {
          "the CI run's artifacts)"},
         {"trend-runs", OPT_TREND_RUNS, "N",
          "base runs in the Markdown trend charts (default 20; 0: no charts)"},
+        {"focus", OPT_FOCUS, NULL,
+         "svg: draw only the subtrees that hold findings (and the callers leading there)"},
         {NULL, 0, NULL, NULL},
 };
 
@@ -70,7 +73,7 @@ static const char report_usage[] =
         "[--db FILE] [--head RUN] [--base REF] [--base-runs N]\n"
         "                     [--format md|html|svg|json] [-o FILE] [--fail-on-regression]\n"
         "                     [--min-change PCT] [--min-share PCT] [--alpha A]\n"
-        "                     [--id NAME] [--artifact-url URL] [--trend-runs N]";
+        "                     [--id NAME] [--artifact-url URL] [--trend-runs N] [--focus]";
 static const char report_description[] =
         "Compares a stored run (the head, default the newest) with its baseline and reports\n"
         "which tests and functions got slower or faster, in CPU time.\n"
@@ -93,8 +96,10 @@ static const char report_description[] =
         "the base branch's last --trend-runs runs plus this one, and only then the unchanged\n"
         "tests and the text flame graph. In CI it names the PR's own head commit (from the\n"
         "event, not the merge commit) and links the job and --artifact-url. html, one\n"
-        "self-contained page with the flame graph; svg, the diff flame graph (red grew, blue\n"
-        "shrank, width = head samples); json, {\"verdict\", \"head\", \"base\", \"tests\",\n"
+        "self-contained page with the flame graph; svg, the diff flame graph (width = head\n"
+        "samples; only flagged functions in colour, red slower, blue faster, outlined and\n"
+        "labelled; the rest grey; --focus draws only the subtrees with findings); json, "
+        "{\"verdict\", \"head\", \"base\", \"tests\",\n"
         "\"functions\": [{\"name\", \"base_share\", \"head_share\", \"delta\", \"p_value\",\n"
         "\"significant\", \"kind\", ...}]} (see docs/report.md).\n"
         "\n"
@@ -125,6 +130,7 @@ struct report_args {
 	struct report_options opts;
 	const char *id, *artifact_url;
 	long trend_runs;
+	int focus;
 };
 
 int cli_parse_number(const char *cmd, const char *opt, const char *arg, double lo, double hi,
@@ -176,6 +182,9 @@ static int report_opt(void *ctx, int id, const char *arg)
 		return cli_parse_report_format("report", arg, &a->format);
 	case 'o':
 		a->output = arg;
+		return 0;
+	case OPT_FOCUS:
+		a->focus = 1;
 		return 0;
 	case OPT_ID:
 		if (!report_id_valid(arg)) {
@@ -393,7 +402,13 @@ int cmd_report(int argc, char **argv)
 		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
 	prh = pr_head(&head);
 	aurl = artifact_url(&a, &head);
-	struct report rep = {&head, &base, diff, NULL, a.id, prh, aurl};
+	struct report rep = {.head = &head,
+	                     .base = &base,
+	                     .diff = diff,
+	                     .id = a.id,
+	                     .pr_head = prh,
+	                     .artifact_url = aurl,
+	                     .focus = a.focus};
 	if (a.format == REPORT_FORMAT_MD && diff && a.trend_runs > 0) {
 		if (report_trend_load(s, &rep, (size_t)a.trend_runs, &trend) < 0)
 			log_warn("report: no trend charts: %s", cp_last_error());

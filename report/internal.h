@@ -11,6 +11,8 @@ int report_markdown_doc(const struct report *r, struct strbuf *out, size_t limit
 /* The SVG flame graph; standalone adds the XML declaration (a file), else it is for inline
  * use in HTML. */
 int report_svg_doc(const struct report *r, struct strbuf *out, int standalone);
+/* The same, focused: only the subtrees under flagged frames, and the callers leading there. */
+int report_svg_focused(const struct report *r, struct strbuf *out, int standalone);
 
 /* The first 10 hex digits of a commit, or "" when it is not hex (never trusted as is). */
 void report_short_commit(char out[11], const char *commit);

@@ -36,6 +36,7 @@ struct report {
 	const char *id;                   /* --id: which of several suites (a CI matrix) this is */
 	const char *pr_head;              /* the PR's own head commit (the run's may be a merge) */
 	const char *artifact_url;         /* where the HTML report can be downloaded */
+	int focus;                        /* SVG: only the subtrees that hold findings */
 };
 
 /* The sticky comment's hidden first line: REPORT_MARKER, or with an id

@@ -1,7 +1,11 @@
 /* The SVG diff flame graph: the head run's stacks, root at the bottom, each frame as wide as
- * its head samples, children in name order (so the layout depends only on the data); red when
- * the frame grew against the base, blue when it shrank, stronger with the change; a <title>
- * tooltip per frame with base, head and change. No script: it renders anywhere, safely. */
+ * its head samples, children in name order (so the layout depends only on the data). Only the
+ * frames of flagged functions are coloured (red slower, blue faster, stronger with the
+ * change); everything else is neutral grey, so the finding is what the eye meets. Flagged
+ * frames are outlined and always labelled with their change. A <title> tooltip per frame
+ * gives base, head and change. The focused variant draws only the subtrees under flagged
+ * frames (and the callers leading to them), widened to fill the picture. No script: it
+ * renders anywhere, safely. */
 #include "report/internal.h"
 #include "common/xalloc.h"
 
@@ -13,6 +17,7 @@
 #define FRAME_H    17.0
 #define CHAR_W     7.2 /* monospace at 12 px */
 #define MIN_W      0.3 /* narrower frames (and their children) are not drawn */
+#define MIN_LABEL  6   /* a cut label keeps at least this many characters, else none */
 #define TOP        64.0
 #define BOTTOM     10.0
 #define MAX_DEPTH  512
@@ -21,10 +26,17 @@
 struct svg_ctx {
 	const struct report_diff *d;
 	struct strbuf *o;
-	double px; /* pixels per head sample */
+	const double *w; /* per node: the width it is drawn with, in head samples */
+	double px;       /* pixels per head sample */
 	double height;
 	size_t max_depth;
 };
+
+static int node_flag(const struct report_diff *d, uint32_t n)
+{
+	const struct report_tree *t = &d->tree;
+	return n ? t->frame_flag[t->names->nodes[n].frame] : 0;
+}
 
 static void depth_pass(struct svg_ctx *s, uint32_t n, size_t depth)
 {
@@ -34,19 +46,36 @@ static void depth_pass(struct svg_ctx *s, uint32_t n, size_t depth)
 		return;
 	const struct report_tree *t = &s->d->tree;
 	for (size_t i = t->child_start[n]; i < t->child_start[n + 1]; i++)
-		if (t->head[t->child[i]] * s->px >= MIN_W)
+		if (s->w[t->child[i]] * s->px >= MIN_W)
 			depth_pass(s, t->child[i], depth + 1);
 }
 
-static void colour(double change, int *r, int *g, int *b)
+#define GREY 0xdd
+static void colour(double change, int flagged, int *r, int *g, int *b)
 {
-	static const int grey[3] = {236, 236, 236}, red[3] = {222, 45, 38},
-	                 blue[3] = {49, 110, 200};
+	static const int red[3] = {222, 45, 38}, blue[3] = {49, 110, 200};
+	if (!flagged) {
+		*r = *g = *b = GREY;
+		return;
+	}
+	/* at least a third of the full colour: a flagged frame never looks grey */
 	double v = isinf(change) ? 1 : fmin(1, fabs(change) / FULL_SCALE);
-	const int *to = change > 0 ? red : blue;
-	*r = (int)lround(grey[0] + v * (to[0] - grey[0]));
-	*g = (int)lround(grey[1] + v * (to[1] - grey[1]));
-	*b = (int)lround(grey[2] + v * (to[2] - grey[2]));
+	v = 0.35 + 0.65 * v;
+	const int *to = flagged > 0 ? red : blue;
+	*r = (int)lround(GREY + v * (to[0] - GREY));
+	*g = (int)lround(GREY + v * (to[1] - GREY));
+	*b = (int)lround(GREY + v * (to[2] - GREY));
+}
+
+static void change_text(struct strbuf *o, const struct report_diff *d, uint32_t n)
+{
+	double ch = report_node_raw_change(d, n);
+	if (isinf(ch))
+		strbuf_addstr(o, "new");
+	else if (!(d->tree.head[n] > 0))
+		strbuf_addstr(o, "gone");
+	else
+		strbuf_addf(o, "%+.1f %%", 100 * ch);
 }
 
 static void tooltip(struct svg_ctx *s, uint32_t n)
@@ -75,17 +104,14 @@ static void tooltip(struct svg_ctx *s, uint32_t n)
 	strbuf_addf(o, "\nbase: %.1f samples per run, %.3f s, %.2f %%", t->base[n] / k,
 	            t->base[n] * d->base_period / k,
 	            d->base_samples > 0 ? 100 * t->base[n] / d->base_samples : 0.0);
+	strbuf_addstr(o, "\nchange: ");
+	change_text(o, d, n);
 	double ch = report_node_change(d, n);
-	if (isinf(ch))
-		strbuf_addstr(o, "\nchange: new in the head run");
-	else
-		strbuf_addf(o, "\nchange: %+.1f %% (against the suite-wide factor %.2fx)", 100 * ch,
-		            d->scale);
-	if (n) {
-		int flag = t->frame_flag[names->nodes[n].frame];
-		if (flag)
-			strbuf_addstr(o, flag > 0 ? "\nflagged: slower" : "\nflagged: faster");
-	}
+	if (isfinite(ch) && fabs(d->scale - 1) >= 0.01)
+		strbuf_addf(o, " (%+.1f %% beyond the suite's ×%.3f)", 100 * ch, d->scale);
+	int flag = node_flag(d, n);
+	if (flag)
+		strbuf_addstr(o, flag > 0 ? "\nflagged: slower" : "\nflagged: faster");
 	strbuf_addstr(o, "</title>");
 }
 
@@ -93,12 +119,12 @@ static void draw(struct svg_ctx *s, uint32_t n, double x, size_t depth)
 {
 	const struct report_diff *d = s->d;
 	const struct report_tree *t = &d->tree;
-	double w = t->head[n] * s->px;
+	double w = s->w[n] * s->px;
 	double y = s->height - BOTTOM - (double)(depth + 1) * FRAME_H;
 	int r, g, b;
-	colour(report_node_change(d, n), &r, &g, &b);
-	int flag = n ? t->frame_flag[t->names->nodes[n].frame] : 0;
-	strbuf_addstr(s->o, "<g>");
+	int flag = node_flag(d, n);
+	colour(report_node_change(d, n), flag, &r, &g, &b);
+	strbuf_addstr(s->o, flag ? "<g class=\"flagged\">" : "<g>");
 	tooltip(s, n);
 	strbuf_addf(s->o,
 	            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"2\" "
@@ -106,7 +132,19 @@ static void draw(struct svg_ctx *s, uint32_t n, double x, size_t depth)
 	            x, y, w, FRAME_H - 1, r, g, b,
 	            flag ? " stroke=\"#1f2328\" stroke-width=\"1.5\"" : "");
 	long fits = lround(floor((w - 6) / CHAR_W));
-	if (fits >= 3) {
+	if (flag) {
+		/* Always labelled, with the change; a label wider than its frame runs on over
+		 * its neighbours with a white halo, so it stays readable. */
+		struct strbuf label = STRBUF_INIT;
+		report_escape(&label, report_node_name(d, n), REPORT_ESC_XML, 60);
+		strbuf_addch(&label, ' ');
+		change_text(&label, d, n);
+		strbuf_addf(s->o,
+		            "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" stroke=\"#ffffff\" "
+		            "stroke-width=\"3\" paint-order=\"stroke\">%s</text>",
+		            x + 3, y + 12, label.buf);
+		strbuf_release(&label);
+	} else if (fits >= MIN_LABEL) {
 		strbuf_addf(s->o, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + 12);
 		report_escape(s->o, report_node_name(d, n), REPORT_ESC_XML, (size_t)fits);
 		strbuf_addstr(s->o, "</text>");
@@ -117,7 +155,7 @@ static void draw(struct svg_ctx *s, uint32_t n, double x, size_t depth)
 	size_t nc;
 	uint32_t *kids = report_tree_children(t, n, 1, &nc);
 	for (size_t i = 0; i < nc; i++) {
-		double cw = t->head[kids[i]] * s->px;
+		double cw = s->w[kids[i]] * s->px;
 		if (cw >= MIN_W)
 			draw(s, kids[i], x, depth + 1);
 		x += cw;
@@ -125,33 +163,65 @@ static void draw(struct svg_ctx *s, uint32_t n, double x, size_t depth)
 	free(kids);
 }
 
-static void legend(struct strbuf *o, double y)
+static void legend(struct strbuf *o, double y, int focused)
 {
-	static const double steps[] = {-0.4, -0.2, -0.1, 0, 0.1, 0.2, 0.4};
+	static const double steps[] = {-0.4, -0.1, 0.1, 0.4};
 	double x = SVG_PAD;
-	strbuf_addf(o, "<text x=\"%.1f\" y=\"%.1f\">change:</text>\n", x, y + 12);
+	strbuf_addf(o, "<text x=\"%.1f\" y=\"%.1f\">flagged:</text>\n", x, y + 12);
 	x += 64;
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		int r, g, b;
-		colour(steps[i], &r, &g, &b);
+		colour(steps[i], steps[i] > 0 ? 1 : -1, &r, &g, &b);
 		strbuf_addf(o,
 		            "<rect x=\"%.1f\" y=\"%.1f\" width=\"52\" height=\"16\" "
 		            "fill=\"#%02x%02x%02x\"/><text x=\"%.1f\" y=\"%.1f\">%+.0f%%</text>\n",
 		            x, y, r, g, b, x + 8, y + 12, 100 * steps[i]);
 		x += 56;
 	}
+	strbuf_addf(
+	        o,
+	        "<rect x=\"%.1f\" y=\"%.1f\" width=\"52\" height=\"16\" fill=\"#%02x%02x%02x\"/>"
+	        "<text x=\"%.1f\" y=\"%.1f\">no significant change</text>\n",
+	        x + 8, y, GREY, GREY, GREY, x + 66, y + 12);
 	strbuf_addf(o,
-	            "<text x=\"%.1f\" y=\"%.1f\">width = head samples; outlined = flagged; "
-	            "hover a frame for base, head and change</text>\n",
-	            x + 10, y + 12);
+	            "<text x=\"%.1f\" y=\"%.1f\">width = head samples%s; hover a frame for base, "
+	            "head and change</text>\n",
+	            x + 230, y + 12, focused ? ", only the subtrees with findings" : "");
 }
 
-int report_svg_doc(const struct report *r, struct strbuf *out, int standalone)
+/* Widths: the head samples of every node, or (focused) of the nodes inside a flagged
+ * subtree, their callers getting the sum of what they lead to. Returns the root's width. */
+static double widths(const struct report_diff *d, int focused, double *w)
+{
+	const struct report_tree *t = &d->tree;
+	size_t nn = t->names->nnodes;
+	if (!focused) {
+		for (size_t n = 0; n < nn; n++)
+			w[n] = t->head[n];
+		return w[0];
+	}
+	/* A node is inside when it or an ancestor is flagged (parents come before children);
+	 * an inside node keeps its head samples, one outside gets the sum of its children. */
+	char *inside = xcalloc(nn, 1);
+	for (size_t n = 1; n < nn; n++)
+		inside[n] = node_flag(d, (uint32_t)n) || inside[t->names->nodes[n].parent];
+	for (size_t n = 0; n < nn; n++)
+		w[n] = inside[n] ? t->head[n] : 0;
+	for (size_t n = nn; n-- > 1;)
+		if (!inside[t->names->nodes[n].parent])
+			w[t->names->nodes[n].parent] += w[n];
+	free(inside);
+	return w[0];
+}
+
+static int svg_doc(const struct report *r, struct strbuf *out, int standalone, int focused)
 {
 	const struct report_diff *d = r->diff;
-	struct svg_ctx s = {d, out, 0, 0, 0};
-	if (d && d->head_samples > 0) {
-		s.px = (SVG_W - 2 * SVG_PAD) / d->tree.head[0];
+	double *w = d ? xcalloc(d->tree.names->nnodes, sizeof(double)) : NULL;
+	struct svg_ctx s = {d, out, w, 0, 0, 0};
+	double root = d && d->head_samples > 0 ? widths(d, focused, w) : 0;
+	if (root > 0) {
+		s.px = (SVG_W - 2 * SVG_PAD) / root;
 		depth_pass(&s, 0, 0);
 	}
 	s.height = TOP + (double)(s.max_depth + 1) * FRAME_H + BOTTOM;
@@ -165,12 +235,13 @@ int report_svg_doc(const struct report *r, struct strbuf *out, int standalone)
 	            SVG_W, s.height, SVG_W, s.height);
 	strbuf_addstr(out, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
 	char hc[11], bc[11];
-	report_short_commit(hc, r->head->commit);
+	report_short_commit(hc, r->pr_head && *r->pr_head ? r->pr_head : r->head->commit);
 	report_short_commit(bc, r->base->commit);
 	strbuf_addf(out,
 	            "<text x=\"%.1f\" y=\"22\" font-size=\"15\" font-weight=\"bold\">ciprof "
-	            "diff flame graph: head run %lld%s%s vs base%s%s (",
-	            SVG_PAD, (long long)r->head->id, *hc ? " " : "", hc, *bc ? " " : "", bc);
+	            "diff flame graph%s: head run %lld%s%s vs base%s%s (",
+	            SVG_PAD, focused ? " (findings only)" : "", (long long)r->head->id,
+	            *hc ? " " : "", hc, *bc ? " " : "", bc);
 	report_escape(out, d ? r->base->rule : r->base->none, REPORT_ESC_XML, 120);
 	strbuf_addstr(out, ")</text>\n");
 	if (!d) {
@@ -180,12 +251,28 @@ int report_svg_doc(const struct report *r, struct strbuf *out, int standalone)
 	} else if (!(d->head_samples > 0)) {
 		strbuf_addf(out, "<text x=\"%.1f\" y=\"%.1f\">the head run has no samples</text>\n",
 		            SVG_PAD, TOP);
+	} else if (!(root > 0)) {
+		strbuf_addf(out,
+		            "<text x=\"%.1f\" y=\"%.1f\">no flagged function in the head run: "
+		            "nothing to focus on</text>\n",
+		            SVG_PAD, TOP);
 	} else {
-		legend(out, 34);
+		legend(out, 34, focused);
 		draw(&s, 0, SVG_PAD, 0);
 	}
 	strbuf_addstr(out, "</svg>\n");
+	free(w);
 	return 0;
+}
+
+int report_svg_doc(const struct report *r, struct strbuf *out, int standalone)
+{
+	return svg_doc(r, out, standalone, r->focus);
+}
+
+int report_svg_focused(const struct report *r, struct strbuf *out, int standalone)
+{
+	return svg_doc(r, out, standalone, 1);
 }
 
 int report_svg(const struct report *r, struct strbuf *out)

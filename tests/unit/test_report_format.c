@@ -531,8 +531,8 @@ static void test_hostile_svg(void **state)
 		assert_true((unsigned char)*p >= 0x20 || *p == '\n');
 	/* Tags balance: every <g> closed. */
 	size_t open = 0, close = 0;
-	for (const char *p = svg.buf; (p = strstr(p, "<g>")); p++)
-		open++;
+	for (const char *p = svg.buf; (p = strstr(p, "<g")); p++)
+		open += p[2] == '>' || p[2] == ' ';
 	for (const char *p = svg.buf; (p = strstr(p, "</g>")); p++)
 		close++;
 	assert_int_equal(open, close);
@@ -649,6 +649,18 @@ static void test_html_basic(void **state)
 	fixture_release(&fx);
 }
 
+/* The fill of the frame whose tooltip starts with title. */
+static unsigned frame_fill(const char *svg, const char *title)
+{
+	const char *t = strstr(svg, title);
+	if (!t)
+		fail_msg("no frame titled %s", title);
+	const char *fill = strstr(t, "fill=\"#");
+	unsigned rgb;
+	assert_int_equal(sscanf(fill, "fill=\"#%6x\"", &rgb), 1);
+	return rgb;
+}
+
 static void test_svg_layout(void **state)
 {
 	(void)state;
@@ -659,24 +671,56 @@ static void test_svg_layout(void **state)
 	report_svg(&fx.rep, &b);
 	assert_string_equal(a.buf, b.buf); /* deterministic */
 	assert_true(!strncmp(a.buf, "<?xml version=\"1.0\"", 19));
-	/* The root spans the width; compute_hash grew: red; parse_line shrank: blue. */
+	/* The root spans the width; compute_hash was flagged slower: red; parse_line faster:
+	 * blue. */
 	assert_non_null(strstr(a.buf, "width=\"1180.0\""));
-	const char *ch = strstr(a.buf, "<title>compute_hash [demo]");
-	assert_non_null(ch);
-	const char *fill = strstr(ch, "fill=\"#");
-	assert_non_null(fill);
-	unsigned r, g, bl;
-	assert_int_equal(sscanf(fill, "fill=\"#%2x%2x%2x\"", &r, &g, &bl), 3);
-	assert_true(r > g && r > bl);
-	const char *pl = strstr(a.buf, "<title>parse_line [demo]");
-	assert_non_null(pl);
-	fill = strstr(pl, "fill=\"#");
-	assert_int_equal(sscanf(fill, "fill=\"#%2x%2x%2x\"", &r, &g, &bl), 3);
-	assert_true(bl > r);
-	/* Flagged frames are outlined; the tooltip has base, head and change. */
-	assert_non_null(strstr(ch, "stroke="));
-	assert_non_null(strstr(ch, "\nbase: "));
-	assert_non_null(strstr(ch, "\nchange: +"));
+	unsigned ch = frame_fill(a.buf, "<title>compute_hash [demo]");
+	assert_true((ch >> 16) > ((ch >> 8) & 0xff) && (ch >> 16) > (ch & 0xff));
+	unsigned pl = frame_fill(a.buf, "<title>parse_line [demo]");
+	assert_true((pl & 0xff) > (pl >> 16));
+	/* Everything not flagged is the same grey, even test_hash, whose time grew with
+	 * compute_hash, and mix64 and read_token, which moved by a sample or two. */
+	unsigned grey = frame_fill(a.buf, "<title>all\n");
+	assert_int_equal(grey >> 16, grey & 0xff);
+	assert_int_equal(frame_fill(a.buf, "<title>test_hash [demo]"), grey);
+	assert_int_equal(frame_fill(a.buf, "<title>mix64 [demo]"), grey);
+	assert_int_equal(frame_fill(a.buf, "<title>read_token [demo]"), grey);
+	assert_int_equal(frame_fill(a.buf, "<title>main [demo]"), grey);
+	/* Flagged frames are outlined and labelled with their change; the tooltip has base,
+	 * head and change. */
+	const char *t = strstr(a.buf, "<title>compute_hash [demo]");
+	assert_non_null(strstr(t, "stroke="));
+	assert_non_null(strstr(t, "\nbase: "));
+	assert_non_null(strstr(t, "\nchange: +"));
+	assert_non_null(strstr(a.buf, ">compute_hash +23.1 %</text>"));
+	assert_non_null(strstr(a.buf, ">parse_line -14.2 %</text>"));
+	/* No label is cut to fewer than 6 characters ("te…"). */
+	for (const char *p = a.buf; (p = strstr(p, "<text ")); p++) {
+		const char *gt = strchr(p, '>'), *end = strstr(p, "</text>");
+		const char *ell = strstr(gt, "\xe2\x80\xa6");
+		if (ell && ell < end)
+			assert_true(ell - gt - 1 >= 5);
+	}
+	/* Focused: only the flagged subtrees and their callers, widened to the full width. */
+	struct strbuf f = STRBUF_INIT;
+	fx.rep.focus = 1;
+	report_svg(&fx.rep, &f);
+	fx.rep.focus = 0;
+	assert_non_null(strstr(f.buf, "findings only"));
+	assert_non_null(strstr(f.buf, "<title>compute_hash [demo]"));
+	assert_non_null(strstr(f.buf, "<title>mix64 [demo]")); /* under a flagged frame */
+	assert_non_null(strstr(f.buf, "<title>parse_line [demo]"));
+	assert_non_null(strstr(f.buf, "<title>test_parse [demo]")); /* a caller */
+	assert_null(strstr(f.buf, "<title>sort_items"));
+	assert_null(strstr(f.buf, "<title>test_sort"));
+	assert_null(strstr(f.buf, "<title>setup"));
+	assert_non_null(strstr(f.buf, "width=\"1180.0\""));
+	/* compute_hash (4905 head samples) and parse_line (3010) share the width. */
+	const char *w = strstr(strstr(f.buf, "<title>compute_hash [demo]"), "width=\"");
+	double cw;
+	assert_int_equal(sscanf(w, "width=\"%lf\"", &cw), 1);
+	assert_true(fabs(cw - 1180.0 * 4905 / (4905 + 3010)) < 0.2);
+	strbuf_release(&f);
 	strbuf_release(&a);
 	strbuf_release(&b);
 	fixture_release(&fx);
