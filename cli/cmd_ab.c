@@ -45,6 +45,7 @@ enum {
 	OPT_ALPHA,
 	OPT_BASE_DIR,
 	OPT_PER_TEST,
+	OPT_EVENT,
 };
 
 static const struct cli_option ab_options[] = {
@@ -66,7 +67,10 @@ static const struct cli_option ab_options[] = {
         {"min-share", OPT_MIN_SHARE, "PCT",
          "judge only what holds PCT % of samples on one side (default 0.5)"},
         {"alpha", OPT_ALPHA, "A", "false discovery rate over all looks (default 0.001)"},
-        {"hz", OPT_HZ, "N", "samples per CPU-second per thread (default 99)"},
+        {"event", OPT_EVENT, "E",
+         "auto (default: instructions where a PMU exists, else cpu-clock), instructions, "
+         "cycles or cpu-clock"},
+        {"hz", OPT_HZ, "N", "samples per CPU-second per thread, or per 10^9 events (default 99)"},
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
         {"unwind", OPT_UNWIND, "U", "fp (default) or dwarf"},
         {"pty", OPT_PTY, NULL, "run the commands on a pseudo-terminal (test markers)"},
@@ -131,6 +135,7 @@ struct ab_args {
 	double max_seconds; /* 0: none */
 	int no_store, fail;
 	int per_test; /* -1 no, 0 auto, 1 yes */
+	int event;    /* -1 auto, else enum runner_event */
 	unsigned set;
 	enum report_format format;
 	struct report_options opts;
@@ -166,6 +171,24 @@ static int ab_opt(void *ctx, int id, const char *arg)
 		if (cli_parse_number("ab", "--max-seconds", arg, 0, 1e7, 1, &v) < 0)
 			return -1;
 		a->max_seconds = v;
+		return 0;
+	case OPT_EVENT:
+		if (!strcmp(arg, "auto"))
+			a->event = -1;
+		else if (!strcmp(arg, "instructions"))
+			a->event = RUNNER_EVENT_INSTRUCTIONS;
+		else if (!strcmp(arg, "cycles"))
+			a->event = RUNNER_EVENT_CYCLES;
+		else if (!strcmp(arg, "cpu-clock"))
+			a->event = RUNNER_EVENT_CPU_CLOCK;
+		else {
+			cli_usage_error(
+			        "ab",
+			        "--event takes auto, instructions, cycles or cpu-clock, not "
+			        "'%s'",
+			        arg);
+			return -1;
+		}
 		return 0;
 	case OPT_PER_TEST:
 		if (!strcmp(arg, "auto"))
@@ -427,6 +450,53 @@ static int apply_config(struct ab_args *a, struct config *cfg)
 }
 
 /*
+ * --event: auto takes instructions where the kernel exposes a PMU (and the backend can be
+ * perf), else cpu-clock, saying so in one line; an explicit hardware event must be there.
+ * 0, or -1 after printing why.
+ */
+static int choose_event(struct ab_args *a)
+{
+	if (a->event == RUNNER_EVENT_CPU_CLOCK) {
+		a->ropts.event = RUNNER_EVENT_CPU_CLOCK;
+		return 0;
+	}
+	if (a->event < 0) {
+		a->ropts.event = RUNNER_EVENT_CPU_CLOCK;
+		if (a->ropts.backend == RUNNER_BACKEND_PRELOAD) {
+			log_info("ab: sampling cpu-clock (the preload backend counts CPU time "
+			         "only)");
+			return 0;
+		}
+		if (runner_event_probe(RUNNER_EVENT_INSTRUCTIONS) < 0) {
+			log_info("ab: %s: sampling cpu-clock instead of instructions",
+			         cp_last_error());
+			return 0;
+		}
+		a->ropts.event = RUNNER_EVENT_INSTRUCTIONS;
+		a->ropts.backend = RUNNER_BACKEND_PERF;
+		log_info("ab: sampling retired instructions (a hardware PMU is present%s)",
+		         getenv("CIPROF_TEST_PMU") ? "; simulated by CIPROF_TEST_PMU" : "");
+		return 0;
+	}
+	a->ropts.event = (enum runner_event)a->event;
+	if (a->ropts.backend == RUNNER_BACKEND_PRELOAD) {
+		fprintf(stderr, "ciprof: ab: error: --event %s needs the perf backend\n",
+		        runner_event_name(a->ropts.event));
+		return -1;
+	}
+	if (runner_event_probe(a->ropts.event) < 0) {
+		fprintf(stderr,
+		        "ciprof: ab: error: --event %s: %s; use --event cpu-clock (or auto) on "
+		        "this "
+		        "machine\n",
+		        runner_event_name(a->ropts.event), cp_last_error());
+		return -1;
+	}
+	a->ropts.backend = RUNNER_BACKEND_PERF;
+	return 0;
+}
+
+/*
  * Each side's argv: its words when the command needs no shell (so that the runner sees ctest
  * itself and names its tests), else sh -c CMD. Per-test mode: when both run ctest (and
  * --per-test is not no), the tests both list. 0, or -1 after a usage error.
@@ -586,7 +656,8 @@ static int run_rounds(struct ab_run *st, const char **stopped)
 
 int cmd_ab(int argc, char **argv)
 {
-	struct ab_args a = {.format = REPORT_FORMAT_MD, .max_rounds = PAIRED_MAX_ROUNDS};
+	struct ab_args a = {
+	        .format = REPORT_FORMAT_MD, .max_rounds = PAIRED_MAX_ROUNDS, .event = -1};
 	report_options_init(&a.opts);
 	runner_opts_init(&a.ropts);
 	run_meta_init(&a.tags);
@@ -637,6 +708,11 @@ int cmd_ab(int argc, char **argv)
 			goto out_early;
 		}
 	}
+	if (choose_event(&a) < 0) {
+		status = EXIT_RUNTIME;
+		goto out_early;
+	}
+	st.event = runner_event_name(a.ropts.event);
 	side_meta(&st, 0);
 	side_meta(&st, 1);
 	if (choose_commands(&st) < 0) {

@@ -825,6 +825,26 @@ static void ab_footer(struct strbuf *o, const struct report_diff *d, const struc
 	            "change %.2g %%, minimum share %.2g %% of samples.</sub>\n",
 	            ab->event, ab->rounds, ab->max_rounds, why, 100 * d->opts.alpha, ab->looks,
 	            100 * d->opts.min_change, 100 * d->opts.min_share);
+	if (strcmp(ab->event, "cpu-clock"))
+		strbuf_addf(o,
+		            "\n<sub>Sampled on %s: the times shown are billions of %s, not "
+		            "seconds.</sub>\n",
+		            ab->event, ab->event);
+}
+
+/* The method, in one line under a history-mode report. */
+static void history_footer(struct strbuf *o, const struct report_diff *d)
+{
+	strbuf_addf(o,
+	            "<sub>ciprof report: CPU time per test and per function against the "
+	            "suite-wide factor; a likelihood-ratio test on sample counts widened by the "
+	            "run-to-run spread (CV %.1f %%%s), Benjamini–Hochberg at FDR %.2g %% over "
+	            "%zu comparisons, minimum change %.2g %%, minimum share %.2g %% of "
+	            "samples.</sub>\n",
+	            100 * sqrt(d->extra_variance),
+	            d->extra_estimated ? ", measured on the base runs" : ", assumed",
+	            100 * d->opts.alpha, d->ntested, 100 * d->opts.min_change,
+	            100 * d->opts.min_share);
 }
 
 static void footer(struct strbuf *o, const struct report_diff *d, const struct md_limits *lim)
@@ -832,18 +852,7 @@ static void footer(struct strbuf *o, const struct report_diff *d, const struct m
 	if (d->ab)
 		ab_footer(o, d, d->ab);
 	else
-		strbuf_addf(
-		        o,
-		        "<sub>ciprof report: CPU time per test and per function against the "
-		        "suite-wide factor; a likelihood-ratio test on sample counts widened by "
-		        "the "
-		        "run-to-run spread (CV %.1f %%%s), Benjamini–Hochberg at FDR %.2g %% over "
-		        "%zu comparisons, minimum change %.2g %%, minimum share %.2g %% of "
-		        "samples.</sub>\n",
-		        100 * sqrt(d->extra_variance),
-		        d->extra_estimated ? ", measured on the base runs" : ", assumed",
-		        100 * d->opts.alpha, d->ntested, 100 * d->opts.min_change,
-		        100 * d->opts.min_share);
+		history_footer(o, d);
 	if (lim->truncated)
 		strbuf_addstr(o, "\n<sub>Shortened to fit a comment (65,536 characters); the "
 		                 "HTML and JSON reports hold everything.</sub>\n");

@@ -246,14 +246,57 @@ static int online_cpus(int **out)
 	return (int)n;
 }
 
+/* The event to sample: type and config. cpu-clock counts nanoseconds; the hardware events
+ * count instructions or cycles, 10^9/hz of them per sample too. Under CIPROF_TEST_PMU=standin
+ * (tests on machines without a PMU) the software task-clock stands in for them. */
+static void event_attr(struct perf_event_attr *attr, enum runner_event e)
+{
+	const char *sim = getenv("CIPROF_TEST_PMU");
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	if (e == RUNNER_EVENT_CPU_CLOCK)
+		return;
+	if (sim && !strcmp(sim, "standin")) {
+		attr->config = PERF_COUNT_SW_TASK_CLOCK;
+		return;
+	}
+	attr->type = PERF_TYPE_HARDWARE;
+	attr->config =
+	        e == RUNNER_EVENT_CYCLES ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_HW_INSTRUCTIONS;
+}
+
+int runner_event_probe(enum runner_event e)
+{
+	const char *sim = getenv("CIPROF_TEST_PMU");
+	if (e != RUNNER_EVENT_CPU_CLOCK && sim && !strcmp(sim, "absent"))
+		return cp_error("no hardware PMU (simulated by CIPROF_TEST_PMU=absent)");
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	event_attr(&attr, e);
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+		if (e != RUNNER_EVENT_CPU_CLOCK &&
+		    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL))
+			return cp_error("no hardware PMU: the kernel has no %s event here (%s)",
+			                runner_event_name(e), strerror(err));
+		return cp_error("perf_event_open(%s) failed: %s", runner_event_name(e),
+		                strerror(err));
+	}
+	close(fd);
+	return 0;
+}
+
 static void init_attr(struct perf_event_attr *attr, const struct runner_opts *opts,
                       size_t ring_bytes)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	/* cpu-clock counts nanoseconds */
+	event_attr(attr, opts->event);
 	attr->sample_period = 1000000000ULL / (uint64_t)opts->hz;
 	attr->sample_type = PERF_REC_SAMPLE_TYPE;
 	if (opts->unwind == RUNNER_UNWIND_DWARF) {

@@ -19,6 +19,14 @@ void runner_opts_init(struct runner_opts *o)
 	o->ring_pages = 0;
 	o->rules = 0;
 	o->pty = 0;
+	o->event = RUNNER_EVENT_CPU_CLOCK;
+}
+
+const char *runner_event_name(enum runner_event e)
+{
+	return e == RUNNER_EVENT_INSTRUCTIONS ? "instructions"
+	       : e == RUNNER_EVENT_CYCLES     ? "cycles"
+	                                      : "cpu-clock";
 }
 
 int runner_run(struct profile **out, const struct runner_opts *opts)
@@ -34,10 +42,16 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 	     opts->stack_size % 8))
 		return cp_error("stack size %zu is not a multiple of 8 from 8 to %d",
 		                opts->stack_size, RUNNER_STACK_SIZE_MAX);
+	if (opts->event != RUNNER_EVENT_CPU_CLOCK && opts->backend == RUNNER_BACKEND_PRELOAD)
+		return cp_error("the preload backend samples CPU time only: --event %s needs the "
+		                "perf backend",
+		                runner_event_name(opts->event));
 	if (opts->backend == RUNNER_BACKEND_PRELOAD)
 		return preload_backend_run(out, opts);
 	int r = perf_backend_run(out, opts);
-	if (r != RUNNER_ERR_REFUSED || opts->backend != RUNNER_BACKEND_AUTO)
+	/* A hardware event has no stand-in in the preload backend: no fallback. */
+	if (r != RUNNER_ERR_REFUSED || opts->backend != RUNNER_BACKEND_AUTO ||
+	    opts->event != RUNNER_EVENT_CPU_CLOCK)
 		return r;
 	/* auto: perf_event_open refused (containers, paranoid kernels): the LD_PRELOAD
 	 * sampler instead, which walks frame pointers only. */

@@ -10,6 +10,11 @@
 
 enum runner_backend { RUNNER_BACKEND_AUTO, RUNNER_BACKEND_PERF, RUNNER_BACKEND_PRELOAD };
 enum runner_unwind { RUNNER_UNWIND_FP, RUNNER_UNWIND_DWARF };
+/* What a sample counts. cpu-clock: CPU time (the software event every kernel has; a sample
+ * every 1/hz s). instructions, cycles: the hardware PMU's retired instructions or CPU cycles
+ * (a sample every 10^9/hz of them), which neighbours and frequency do not move; only where a
+ * PMU is exposed (bare metal, some VMs), and only with the perf backend. */
+enum runner_event { RUNNER_EVENT_CPU_CLOCK, RUNNER_EVENT_INSTRUCTIONS, RUNNER_EVENT_CYCLES };
 
 #define RUNNER_HZ_MIN     1
 #define RUNNER_HZ_MAX     10000
@@ -27,11 +32,23 @@ struct runner_opts {
 	size_t stack_size; /* --unwind dwarf: stack bytes copied per sample, a multiple of 8 */
 	size_t ring_pages; /* data pages per CPU ring buffer (power of two); 0: auto */
 	const struct attrib_rules *rules; /* borrowed; stack rules for test attribution, or NULL */
+	enum runner_event event;
 	int pty; /* child's stdout/stderr on a pseudo-terminal: -1 never, 0 when stdout is a
 	          * terminal (default), 1 always; the runner's output markers need it */
 };
 
 void runner_opts_init(struct runner_opts *o);
+
+/* "cpu-clock", "instructions", "cycles". */
+const char *runner_event_name(enum runner_event e);
+
+/*
+ * Whether perf_event_open accepts event e for this process (a PMU for instructions and cycles):
+ * 0, or -1 with cp_error saying why. Tests simulate a PMU with the environment variable
+ * CIPROF_TEST_PMU: "absent" refuses the hardware events, "standin" accepts them and has the
+ * perf backend sample the software task-clock in their place (docs/ab.md).
+ */
+int runner_event_probe(enum runner_event e);
 
 /* Outcomes of runner_run besides 0 (cp_error holds the message in each case). */
 enum runner_error {
