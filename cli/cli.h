@@ -89,6 +89,7 @@ int cmd_show(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_push(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_comment(int argc, char **argv);
 int cmd_config(int argc, char **argv);

@@ -14,6 +14,7 @@ const struct cli_command cli_commands[] = {
         {"ab", cmd_ab, "profile base and head in turn on this machine and compare them"},
         {"export", cmd_export, "export a stored run (folded, speedscope, pprof)"},
         {"import", cmd_import, "store a profile from perf script, pprof or folded stacks"},
+        {"push", cmd_push, "send a stored run to Grafana Pyroscope"},
         {"gc", cmd_gc, "delete old runs from the database"},
         {"comment", cmd_comment, "post or update the report as the PR/MR comment"},
         {"config", cmd_config, "print the effective configuration and its sources"},

@@ -53,6 +53,18 @@ static const struct config_key_info keys[CONFIG_NKEYS] = {
         [CONFIG_COMMENT_PROVIDER] = {"comment.provider", CONFIG_T_CHOICE, "auto", 0, 0, 0,
                                      "auto|github|gitlab", "CIPROF_COMMENT_PROVIDER",
                                      "where 'ciprof comment' posts (comment --provider)"},
+        [CONFIG_PUSH_SERVER] = {"push.server", CONFIG_T_STRING, "", 0, 0, 0, NULL,
+                                "CIPROF_PUSH_SERVER",
+                                "Grafana Pyroscope's URL for 'ciprof push' (push --server)"},
+        [CONFIG_PUSH_APP] = {"push.app", CONFIG_T_STRING, "", 0, 0, 0, NULL, "CIPROF_PUSH_APP",
+                             "application name in Pyroscope; empty: the repository's folder "
+                             "name (push --app)"},
+        [CONFIG_PUSH_TENANT] = {"push.tenant", CONFIG_T_STRING, "", 0, 0, 0, NULL,
+                                "CIPROF_PUSH_TENANT",
+                                "X-Scope-OrgID tenant header (push --tenant)"},
+        [CONFIG_PUSH_USER] = {"push.user", CONFIG_T_STRING, "", 0, 0, 0, NULL, "CIPROF_PUSH_USER",
+                              "basic-auth user; the password only from CIPROF_PUSH_PASSWORD "
+                              "(push --user)"},
         [CONFIG_ATTRIBUTION_BUILTIN] = {"attribution.builtin-rules", CONFIG_T_BOOL, "true", 0, 1, 0,
                                         NULL, "CIPROF_ATTRIBUTION_BUILTIN_RULES",
                                         "use the built-in stack rules"},
@@ -560,7 +572,7 @@ static int top_field(struct reader *r, const char *key, void *ctx)
 {
 	if (!strcmp(key, "attribution"))
 		return mapping(r, "'attribution'", "builtin-rules, rules", attribution_field, ctx);
-	static const char *const sections[] = {"run", "report", "frames", "comment"};
+	static const char *const sections[] = {"run", "report", "frames", "comment", "push"};
 	for (size_t i = 0; i < sizeof(sections) / sizeof(*sections); i++) {
 		if (strcmp(key, sections[i]))
 			continue;

@@ -27,6 +27,10 @@ enum config_key {
 	CONFIG_FRAMES_FOLD,         /* list of POSIX extended regexes */
 	CONFIG_COMMENT_ENABLED,     /* bool, default true */
 	CONFIG_COMMENT_PROVIDER,    /* auto | github | gitlab */
+	CONFIG_PUSH_SERVER,         /* string: Pyroscope's base URL; "" = push needs --server */
+	CONFIG_PUSH_APP,            /* string: application name; "" = the repository's name */
+	CONFIG_PUSH_TENANT,         /* string: X-Scope-OrgID; "" = none */
+	CONFIG_PUSH_USER,           /* string: basic-auth user (password: CIPROF_PUSH_PASSWORD) */
 	CONFIG_ATTRIBUTION_BUILTIN, /* attribution.builtin-rules: bool, default true */
 	CONFIG_NKEYS,
 };

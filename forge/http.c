@@ -366,8 +366,9 @@ static int transport_retryable(CURLcode rc, int idempotent)
 	}
 }
 
-static int perform(struct forge_http *h, const char *method, const char *url, const char *body,
-                   struct forge_response *resp, CURLcode *rc_out)
+static int perform(struct forge_http *h, const char *method, const char *url, const void *body,
+                   size_t body_len, const char *content_type, struct forge_response *resp,
+                   CURLcode *rc_out)
 {
 	CURL *c = h->curl;
 	curl_easy_reset(c);
@@ -381,7 +382,22 @@ static int perform(struct forge_http *h, const char *method, const char *url, co
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
 	                 h->policy.timeout_ms < 10000 ? h->policy.timeout_ms : 10000L);
 	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h->headers);
+	/* A request's own content type joins the client's headers for this request only. */
+	struct curl_slist *headers = h->headers, *extra = NULL;
+	if (content_type) {
+		for (struct curl_slist *n = h->headers; n; n = n->next)
+			extra = curl_slist_append(extra, n->data);
+		char *ct = xasprintf("Content-Type: %s", content_type);
+		extra = curl_slist_append(extra, ct);
+		free(ct);
+		if (!extra) {
+			*rc_out = CURLE_OUT_OF_MEMORY;
+			resp->status = 0;
+			return -1;
+		}
+		headers = extra;
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -389,12 +405,13 @@ static int perform(struct forge_http *h, const char *method, const char *url, co
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	if (body) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
 	} else if (strcmp(method, "GET")) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
 	}
 	CURLcode rc = curl_easy_perform(c);
+	curl_slist_free_all(extra);
 	*rc_out = rc;
 	if (rc != CURLE_OK) {
 		resp->status = 0;
@@ -420,11 +437,19 @@ void forge_http_pause(struct forge_http *h, int attempt)
 int forge_http_request(struct forge_http *h, const char *method, const char *url,
                        const char *json_body, int retry_5xx, struct forge_response *resp)
 {
+	return forge_http_send(h, method, url, json_body, json_body ? strlen(json_body) : 0, NULL,
+	                       retry_5xx, resp);
+}
+
+int forge_http_send(struct forge_http *h, const char *method, const char *url, const void *body,
+                    size_t body_len, const char *content_type, int retry_5xx,
+                    struct forge_response *resp)
+{
 	int idempotent = strcmp(method, "POST") != 0;
 	for (int attempt = 1;; attempt++) {
 		forge_response_release(resp);
 		CURLcode rc = CURLE_OK;
-		int sent = perform(h, method, url, json_body, resp, &rc) == 0;
+		int sent = perform(h, method, url, body, body_len, content_type, resp, &rc) == 0;
 		if (sent)
 			say(h, LOG_DEBUG, "%s %s: HTTP %ld", method, url, resp->status);
 		long delay;

@@ -1,5 +1,5 @@
 /* forge/http: the one place ciprof speaks HTTP (libcurl). JSON requests to a forge's REST API
- * with its token in a header, responses read into bounded buffers, and retries: server errors
+ * (and any body: Pyroscope's /ingest) with its token in a header, responses read into bounded buffers, and retries: server errors
  * (5xx) and network failures back off exponentially, rate limits (429, or 403 with
  * X-RateLimit-Remaining: 0 or Retry-After) wait as long as the server asks, all within one total
  * waiting budget. Every message it leaves has the token replaced by "***". */
@@ -62,6 +62,14 @@ void forge_http_free(struct forge_http *h);
  */
 int forge_http_request(struct forge_http *h, const char *method, const char *url,
                        const char *json_body, int retry_5xx, struct forge_response *resp);
+
+/*
+ * The same for any body: body_len bytes (body NULL: none) sent as content_type (NULL: the
+ * client's own headers decide), e.g. a multipart upload of a binary profile.
+ */
+int forge_http_send(struct forge_http *h, const char *method, const char *url, const void *body,
+                    size_t body_len, const char *content_type, int retry_5xx,
+                    struct forge_response *resp);
 
 /* Sleeps the back-off for retry number attempt (1, 2, ...), within the waiting budget. */
 void forge_http_pause(struct forge_http *h, int attempt);

@@ -8,14 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-char *store_default_path(void)
+char *store_worktree_top(void)
 {
-	const char *env = getenv("CIPROF_DB");
-	if (env && *env)
-		return xstrdup(env);
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd)))
-		return xstrdup(".ciprof/ciprof.db");
+		return NULL;
 	/* Walk up to the work tree's top: a ".git" folder, or a ".git" file (worktrees,
 	 * submodules). */
 	char dir[PATH_MAX];
@@ -26,7 +23,7 @@ char *store_default_path(void)
 		int found = stat(git, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
 		free(git);
 		if (found)
-			return xasprintf("%s/.ciprof/ciprof.db", strcmp(dir, "/") ? dir : "");
+			return xstrdup(dir);
 		char *slash = strrchr(dir, '/');
 		if (!slash || !strcmp(dir, "/"))
 			break;
@@ -35,5 +32,18 @@ char *store_default_path(void)
 		else
 			*slash = '\0';
 	}
-	return xstrdup(".ciprof/ciprof.db");
+	return NULL;
+}
+
+char *store_default_path(void)
+{
+	const char *env = getenv("CIPROF_DB");
+	if (env && *env)
+		return xstrdup(env);
+	char *top = store_worktree_top();
+	if (!top)
+		return xstrdup(".ciprof/ciprof.db");
+	char *path = xasprintf("%s/.ciprof/ciprof.db", strcmp(top, "/") ? top : "");
+	free(top);
+	return path;
 }

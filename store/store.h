@@ -124,6 +124,9 @@ int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_res
  * folder or file), else ".ciprof/ciprof.db" in the current directory. Owned string (free()).
  */
 char *store_default_path(void);
+/* The top of the git work tree holding the current directory (as above), or NULL outside
+ * one. Owned string. */
+char *store_worktree_top(void);
 
 /* Copies the WAL into the main file and truncates it (PRAGMA wal_checkpoint(TRUNCATE)), so
  * that the file's size is the database's size. Busy readers only delay it: not an error. */

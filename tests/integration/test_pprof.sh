@@ -48,7 +48,7 @@ for line in raw[i + 1:]:
         break
     raise AssertionError("unexpected line " + line)
 assert total == tests["samples"], (total, tests["samples"])
-want = {t["name"]: t["samples"] for t in tests["tests"]}
+want = {t["name"] or "(outside tests)": t["samples"] for t in tests["tests"]}
 assert per_test == want, (per_test, want)
 print("raw: %d samples in %d tests" % (total, len(want)))
 PY

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "forge/forge.h"
 #include "forge/http.h"
+#include "forge/pyroscope.h"
 
 static void test_link_next(void **state)
 {
@@ -304,13 +305,29 @@ static void test_target_gitlab(void **state)
 	assert_int_equal(forge_provider_parse("GitHub", &p), -1);
 }
 
+/* Pyroscope's application name: hostile branch names cannot add labels or break the syntax. */
+static void test_pyroscope_name(void **state)
+{
+	(void)state;
+	struct pyroscope_label l[] = {{"branch", "feat/a,b=c}{x"}, {"commit", "abc"},
+	                              {"ci", ""},
+	                              {"pr", "7"},
+	                              {"we ird", "line\nbreak"}};
+	char *n = pyroscope_app_name("my app!", l, 5);
+	assert_string_equal(n, "my_app_.cpu{branch=feat/a_b_c__x,commit=abc,pr=7,we_ird=line_break}");
+	free(n);
+	n = pyroscope_app_name("", NULL, 0);
+	assert_string_equal(n, "ciprof.cpu{}");
+	free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_link_next),     cmocka_unit_test(test_url_under),
 	        cmocka_unit_test(test_redact),        cmocka_unit_test(test_retry_delay),
 	        cmocka_unit_test(test_prepare_body),  cmocka_unit_test(test_target_github),
-	        cmocka_unit_test(test_target_gitlab),
+	        cmocka_unit_test(test_target_gitlab), cmocka_unit_test(test_pyroscope_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

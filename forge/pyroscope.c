@@ -1,0 +1,200 @@
+/* Pyroscope's ingest API: the query string carries the application name (with its labels),
+ * the time range and the sampling rate; the body is a multipart form whose "profile" part is
+ * the gzip'd pprof, the shape Pyroscope's own clients send. */
+#include "forge/pyroscope.h"
+#include "common/error.h"
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void add_clean(struct strbuf *sb, const char *s, const char *keep_extra, int value)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int keep = value ? (c >= 0x20 && c != 0x7f && !strchr("{}=,\"", c))
+		                 : (isalnum(c) || (keep_extra && strchr(keep_extra, c)));
+		strbuf_addch(sb, keep ? c : '_');
+	}
+}
+
+char *pyroscope_app_name(const char *app, const struct pyroscope_label *labels, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	add_clean(&sb, *app ? app : "ciprof", "_.-", 0);
+	strbuf_addstr(&sb, ".cpu{");
+	int first = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (!labels[i].value || !*labels[i].value)
+			continue;
+		if (!first)
+			strbuf_addch(&sb, ',');
+		first = 0;
+		add_clean(&sb, labels[i].key, "_", 0);
+		strbuf_addch(&sb, '=');
+		add_clean(&sb, labels[i].value, NULL, 1);
+	}
+	strbuf_addch(&sb, '}');
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Percent-encodes s for a query string (RFC 3986 unreserved characters stay). */
+static void add_query_value(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (isalnum(c) || strchr("-._~", c))
+			strbuf_addch(sb, c);
+		else
+			strbuf_addf(sb, "%%%02X", c);
+	}
+}
+
+static char *base64(const char *s)
+{
+	static const char tab[] =
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(s);
+	char *out = xmalloc(st_add(st_mult(n / 3 + 1, 4), 1)), *o = out;
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)u[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned)u[i + 1] << 8;
+		if (i + 2 < n)
+			v |= u[i + 2];
+		*o++ = tab[(v >> 18) & 63];
+		*o++ = tab[(v >> 12) & 63];
+		*o++ = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+		*o++ = i + 2 < n ? tab[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Headers may not carry line breaks: a value with one would smuggle another header. */
+static int header_safe(const char *what, const char *v)
+{
+	for (const char *c = v; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return cp_error("%s holds control characters; it cannot go in an HTTP header",
+			                what);
+	return 0;
+}
+
+int pyroscope_send(const struct pyroscope_push *p, const struct forge_http_policy *policy,
+                   long *status)
+{
+	if (status)
+		*status = 0;
+	int has_token = p->token && *p->token, has_user = p->user && *p->user;
+	if (has_token && has_user)
+		return cp_error("give a bearer token or a user and password, not both");
+	if ((has_token && header_safe("the push token", p->token) < 0) ||
+	    (has_user && (header_safe("the push user", p->user) < 0 ||
+	                  header_safe("the push password", p->password ? p->password : "") < 0)) ||
+	    (p->tenant && header_safe("the tenant", p->tenant) < 0))
+		return -1;
+	if (has_user && strchr(p->user, ':'))
+		return cp_error("the push user may not contain ':' (basic authentication)");
+	if (strncmp(p->server, "http://", 7) && strncmp(p->server, "https://", 8))
+		return cp_error("the Pyroscope server '%s' must be an http:// or https:// URL",
+		                p->server);
+
+	const char *authority = strstr(p->server, "://") + 3;
+	size_t alen = strcspn(authority, "/?#");
+	if (memchr(authority, '@', alen))
+		return cp_error("the Pyroscope server URL holds credentials; give them as "
+		                "CIPROF_PUSH_TOKEN, or push.user and CIPROF_PUSH_PASSWORD, instead");
+
+	/* Headers: the secret is redacted from every message forge/http leaves. */
+	const char *secret = has_token ? p->token : has_user ? p->password : NULL;
+	char *auth = NULL, *tenant = NULL, *cred = NULL;
+	const char *headers[4] = {NULL};
+	size_t nh = 0;
+	if (has_token) {
+		auth = xasprintf("Authorization: Bearer %s", p->token);
+	} else if (has_user) {
+		char *pair = xasprintf("%s:%s", p->user, p->password ? p->password : "");
+		cred = base64(pair);
+		memset(pair, 0, strlen(pair));
+		free(pair);
+		auth = xasprintf("Authorization: Basic %s", cred);
+	}
+	if (auth)
+		headers[nh++] = auth;
+	if (p->tenant && *p->tenant)
+		headers[nh++] = tenant = xasprintf("X-Scope-OrgID: %s", p->tenant);
+	headers[nh++] = "Expect:"; /* no 100-continue round trip for the upload */
+
+	struct strbuf url = STRBUF_INIT;
+	strbuf_addstr(&url, p->server);
+	while (url.len && url.buf[url.len - 1] == '/')
+		url.buf[--url.len] = '\0';
+	strbuf_addstr(&url, "/ingest?name=");
+	add_query_value(&url, p->name);
+	strbuf_addf(&url, "&from=%" PRId64 "&until=%" PRId64, p->from, p->until);
+	strbuf_addstr(&url, "&format=pprof&spyName=ciprof&units=samples&aggregationType=sum");
+	if (p->hz > 0)
+		strbuf_addf(&url, "&sampleRate=%d", p->hz);
+
+	/* The multipart body; the boundary must not occur in the profile. */
+	char boundary[64];
+	unsigned seed = (unsigned)time(NULL) ^ ((unsigned)getpid() << 16);
+	for (int tries = 0;; tries++) {
+		seed = seed * 1103515245u + 12345u;
+		snprintf(boundary, sizeof(boundary), "ciprof-%08x%08x", seed, seed * 2654435761u);
+		if (!memmem(p->pprof, p->pprof_len, boundary, strlen(boundary)) || tries > 100)
+			break;
+	}
+	struct strbuf body = STRBUF_INIT;
+	strbuf_addf(&body,
+	            "--%s\r\nContent-Disposition: form-data; name=\"profile\"; "
+	            "filename=\"profile.pprof\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+	            boundary);
+	strbuf_add(&body, p->pprof, p->pprof_len);
+	strbuf_addf(&body, "\r\n--%s--\r\n", boundary);
+	char *ctype = xasprintf("multipart/form-data; boundary=%s", boundary);
+
+	struct forge_http *h = NULL;
+	struct forge_response resp;
+	forge_response_init(&resp);
+	int r = forge_http_new(&h, secret, headers, policy);
+	if (r == 0)
+		r = forge_http_send(h, "POST", url.buf, body.buf, body.len, ctype, 1, &resp);
+	if (status)
+		*status = resp.status;
+	if (r == 0 && (resp.status < 200 || resp.status > 299)) {
+		const char *hint = resp.status == 401 || resp.status == 403
+		                           ? " (check CIPROF_PUSH_TOKEN, or the user and password)"
+		                           : "";
+		/* The server's own words, shortened and made printable. */
+		char msg[201];
+		size_t n = 0;
+		for (size_t i = 0; i < resp.body.len && n < sizeof(msg) - 1; i++)
+			msg[n++] = isprint((unsigned char)resp.body.buf[i]) ? resp.body.buf[i] : ' ';
+		msg[n] = '\0';
+		r = forge_error(secret, "Pyroscope refused the profile: HTTP %ld%s%s%s", resp.status,
+		                hint, n ? ": " : "", msg);
+	}
+	forge_response_release(&resp);
+	forge_http_free(h);
+	free(ctype);
+	strbuf_release(&body);
+	strbuf_release(&url);
+	free(tenant);
+	if (auth) {
+		memset(auth, 0, strlen(auth));
+		free(auth);
+	}
+	if (cred) {
+		memset(cred, 0, strlen(cred));
+		free(cred);
+	}
+	return r;
+}
