@@ -265,12 +265,14 @@ static void attach_junit(struct run_args *a, struct profile *p)
 	junit_release(&j);
 }
 
-/* Git, CI and host context, taken before the command runs (it may change the work tree). */
-static void collect_meta(struct run_meta *m, char **argv)
+/* Git, CI and host context, taken before the command runs (it may change the work tree).
+ * base: report.base-branch (.ciprof.yml or CIPROF_REPORT_BASE_BRANCH), the branch whose
+ * merge-base is recorded; "" lets gitmeta choose (CI target branch, then default branch). */
+static void collect_meta(struct run_meta *m, char **argv, const char *base)
 {
 	extern char **environ;
 	m->created_at = (int64_t)time(NULL);
-	if (gitmeta_collect(m, ".", NULL, environ) < 0)
+	if (gitmeta_collect(m, ".", base, environ) < 0)
 		log_warn("git metadata unavailable, the run is stored without it: %s",
 		         cp_last_error());
 	gitmeta_ci(m, environ);
@@ -379,7 +381,7 @@ int cmd_run(int argc, char **argv)
 			a.ropts.backend = RUNNER_BACKEND_AUTO;
 	}
 	if (!a.no_store)
-		collect_meta(&a.meta, a.ropts.argv);
+		collect_meta(&a.meta, a.ropts.argv, config_str(&cfg, CONFIG_REPORT_BASE_BRANCH));
 
 	r = runner_run(&p, &a.ropts);
 	if (r == RUNNER_ERR_EXEC) {

@@ -462,7 +462,13 @@ class GitHub:
                 return "failure", {}
             say(f"actions/upload-artifact (emulated): nothing at {src}")
             return "success", {}
-        shutil.rmtree(dest, ignore_errors=True)
+        if os.path.exists(dest):
+            # upload-artifact@v4: names are unique within a workflow run, re-runs included.
+            if str(w.get("overwrite", "false")).lower() != "true":
+                say(f"actions/upload-artifact (emulated): an artifact named {w['name']!r} "
+                    "already exists in this run (overwrite: false)")
+                return "failure", {}
+            shutil.rmtree(dest)
         shutil.copytree(src, dest)
         say(f"actions/upload-artifact (emulated): {w['name']} <- {src}")
         return "success", {}

@@ -61,10 +61,12 @@ check(used_inputs <= set(inputs), f"every inputs.X used is declared ({sorted(use
 uses = [s["uses"].split("@")[0] for s in steps if "uses" in s]
 for u in ("actions/cache/restore", "actions/cache/save", "actions/upload-artifact"):
     check(u in uses, f"action uses {u}")
-restore = next(s for s in steps if s.get("uses", "").startswith("actions/cache/restore"))
+restore = next(s for s in steps if s.get("uses", "").startswith("actions/cache/restore")
+               and "db-dir" in s["with"]["path"])
 check("restore-keys" in restore["with"] and "base-branch" in restore["with"]["key"],
       "the cache is keyed on the base branch, with restore-keys")
-save = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save"))
+save = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save")
+            and "db-dir" in s["with"]["path"])
 check("save == 'true'" in save.get("if", ""), "the cache is saved only on the base branch")
 scripts = "\n".join(s["run"] for s in run_steps(steps))
 check("sysctl -w kernel.perf_event_paranoid=2" in scripts, "perf_event_paranoid is lowered")
@@ -72,6 +74,15 @@ check("ciprof run" in scripts and "ciprof report" in scripts and "ciprof comment
       "the action runs, reports and comments")
 check('GITHUB_STEP_SUMMARY' in scripts or "ciprof comment" in scripts, "job summary written")
 check(all(k in a.get("outputs", {}) for k in ("verdict", "report-dir")), "action outputs")
+for i in ("run-options", "report-options", "history-branches", "release-url", "release-sha256"):
+    check(i in inputs and "description" in inputs[i], f"action input {i}")
+for i in ("hz", "base-branch"):
+    check(inputs[i].get("default") == "", f"input {i} has no default: .ciprof.yml / the PR decide")
+upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
+check(upload["with"].get("overwrite") is True, "the artifact upload overwrites (re-runs)")
+check(save.get("if", "").startswith("always()"), "the database is saved after a failed suite too")
+check("GITHUB_BASE_REF" in scripts, "the base branch is the pull request's target")
+check("CI_JOB_TOKEN" not in scripts, "no GitLab variable in the action")
 
 # --- example workflows ------------------------------------------------------------------
 w = docs["github/workflows/ciprof.yml"]
@@ -94,8 +105,22 @@ check(not any(s.get("uses", "").startswith("actions/checkout") for s in cjob["st
 check(any(s.get("uses", "").startswith("actions/download-artifact") for s in cjob["steps"]),
       "ciprof-comment.yml downloads the report artifact")
 action_step = next(s for s in cjob["steps"] if "ci-templates/github" in s.get("uses", ""))
-check({"body-file", "pr-number", "pr-head-sha"} <= set(action_step["with"]),
+check({"report-artifact", "pr-number", "pr-head-sha"} <= set(action_step["with"]),
       "ciprof-comment.yml posts in comment-only mode with the head commit checked")
+check("head_repository.full_name != github.repository" in cjob.get("if", ""),
+      "ciprof-comment.yml runs only for fork pull requests")
+dl = next(s for s in cjob["steps"] if s.get("uses", "").startswith("actions/download-artifact"))
+check(dl.get("continue-on-error") is True, "ciprof-comment.yml is green without an artifact")
+check("body-file" not in inputs, "the action has no input that posts a given Markdown file")
+co = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout"))
+check(co.get("with", {}).get("persist-credentials") is False, "ciprof.yml: persist-credentials false")
+check(co.get("with", {}).get("fetch-depth", 1) != 0, "ciprof.yml: no full-history fetch")
+act = next(s for s in job["steps"] if "ci-templates/github" in s.get("uses", ""))
+check("base-branch" not in act.get("with", {}) and "hz" not in act.get("with", {}),
+      "ciprof.yml forces neither a base branch nor a rate")
+check("concurrency" in job, "ciprof.yml serialises pushes (concurrency group)")
+for f in files:
+    check("your-org" not in open(f).read(), f"{os.path.relpath(f, src)}: no your-org placeholder")
 for wf in (w, c):
     for j in wf["jobs"].values():
         for s in run_steps(j["steps"]):
