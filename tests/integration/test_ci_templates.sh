@@ -129,17 +129,30 @@ for wf in (w, c):
 # --- GitLab -------------------------------------------------------------------------------
 g = docs["gitlab/ciprof.gitlab-ci.yml"]
 j = g[".ciprof"]
-check(isinstance(j.get("script"), list) and isinstance(j.get("before_script"), list),
-      ".ciprof has before_script and script")
-check("CI_DEFAULT_BRANCH" in j["cache"]["key"], "the cache is keyed on the default branch")
-check(j["cache"]["policy"].startswith("$"), "the cache policy comes from the rules")
+check(isinstance(j.get("script"), list) and "before_script" not in j,
+      ".ciprof has only script: a job's own before_script is kept")
+dbc = next(c for c in j["cache"] if ".ciprof/" in c["paths"])
+check("CIPROF_CACHE_BRANCH" in dbc["key"], "the database cache is keyed on the branch compared against")
+check(dbc["policy"].startswith("$"), "the cache policy comes from the rules")
 pol = {r["variables"]["CIPROF_CACHE_POLICY"] for r in j["rules"]}
 check(pol == {"pull", "pull-push"}, "merge requests pull, the default branch pushes")
+cb = {r["variables"]["CIPROF_CACHE_BRANCH"] for r in j["rules"]}
+check(cb == {"$CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "$CI_DEFAULT_BRANCH"},
+      "an MR reads its target branch's cache")
+check(any(".ciprof-install/" in c["paths"] for c in j["cache"]), "ciprof's build is cached")
+gtext = open(f"{tpl}/gitlab/ciprof.gitlab-ci.yml").read()
+check("CI_JOB_TOKEN" in gtext, "a private mirror is cloned with CI_JOB_TOKEN")
+check("distributed cache" in gtext, "the distributed-cache note is there")
+check("CIPROF_RUN_HZ" not in gtext and "--hz" not in "\n".join(j["script"]),
+      "the template forces no rate")
+check("CIPROF_RUN_OPTIONS" in j["variables"] and "CIPROF_REPORT_OPTIONS" in j["variables"],
+      "run and report options variables")
+check(str(j["variables"].get("GIT_DEPTH")) != "0", "no full-history fetch")
 art = j["artifacts"]
 check(art.get("expose_as") and all(p.endswith("/") for p in art["paths"]),
       "artifacts exposed in the merge request (directory paths end with /)")
 check(art.get("when") == "always", "artifacts kept when the job fails")
-gscripts = "\n".join(j["before_script"] + j["script"])
+gscripts = "\n".join(j["script"])
 check("ciprof comment --provider gitlab" in gscripts, "the job posts the MR note")
 check("privileged" in open(f"{tpl}/gitlab/ciprof.gitlab-ci.yml").read(), "the runner note is there")
 e = docs["gitlab/example.gitlab-ci.yml"]
@@ -152,6 +165,21 @@ for name, body in (("action.yml", scripts), ("ciprof.gitlab-ci.yml", gscripts)):
     m = re.search(r'packages="([^"]*)"', body)
     pk = set(m.group(1).split()) if m else set()
     check(pk and pk <= setup_pkgs, f"{name} installs only scripts/setup's packages ({sorted(pk - setup_pkgs)})")
+
+# --- docs/ci.md matches the templates ---------------------------------------------------------
+doc = open(os.path.join(src, "docs/ci.md")).read()
+blocks = re.findall(r"<!-- file: (\S+) -->\n```yaml\n(.*?)```\n", doc, re.S)
+check(len(blocks) >= 3, f"docs/ci.md shows {len(blocks)} template files")
+for path, text in blocks:
+    check(text == open(os.path.join(src, path)).read(), f"docs/ci.md shows {path} as it is")
+names = {n for row in re.findall(r"^\| (`[^|]*) \|", doc, re.M)
+         for n in re.findall(r"`([a-z0-9-]+)`", row)}
+check(set(inputs) <= names, f"docs/ci.md documents every action input ({sorted(set(inputs) - names)})")
+gvars = {k for k in j["variables"] if k.startswith("CIPROF_")}
+gdoc = set(re.findall(r"`(CIPROF_[A-Z0-9_]+)`", doc))
+check(gvars <= gdoc, f"docs/ci.md documents every template variable ({sorted(gvars - gdoc)})")
+for gone in ("your-org", "your-group", "@v1", "fetch-depth: 0", "CIPROF_RUN_HZ` | `99"):
+    check(gone not in doc, f"docs/ci.md no longer says {gone!r}")
 
 sys.exit(1 if problems else 0)
 PY

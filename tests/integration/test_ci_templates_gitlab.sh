@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The GitLab template end to end in a simulated GitLab runner (ci_sim.py): example.gitlab-ci.yml
 # extending .ciprof from ciprof.gitlab-ci.yml, on a tiny CMake project, against a fake GitLab
-# API on loopback. The default branch's pipeline pushes the database to the (emulated) cache;
-# merge request pipelines pull it, report, keep ciprof-report/ as exposed artifacts and post
-# then update one MR note; a branch pipeline without an MR runs nothing. `include:` is not
-# fetched (the template is passed in), image and tags are not simulated, and ciprof's source
-# comes from CIPROF_SOURCE_DIR instead of a clone; sudo and apt-get are recording stand-ins.
+# API on loopback. The default branch's pipeline builds ciprof (cached for the next jobs),
+# keeps the job's own before_script, does not override .ciprof.yml's rate and pushes the
+# database to the (emulated) cache; merge request pipelines pull it, report, keep
+# ciprof-report/ as exposed artifacts and post then update one MR note; CIPROF_RUN_OPTIONS
+# reach ciprof run; an MR into a branch never profiled says why there is no baseline; a
+# branch pipeline without an MR runs nothing. `include:` is not fetched (the template is
+# passed in), image and tags are not simulated, and ciprof's source comes from
+# CIPROF_SOURCE_DIR instead of a clone; sudo and apt-get are recording stand-ins.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/forge_lib.sh"
 
@@ -53,6 +56,7 @@ int main(int argc, char **argv)
 }
 EOF
 printf 'build/\n' >.gitignore
+printf 'run:\n  hz: 173\n' >.ciprof.yml # the template must not override it
 git init -q -b main . && git -c user.name=t -c user.email=t@e add -A &&
 	git -c user.name=t -c user.email=t@e commit -q -m "widgets" || fail "git"
 git checkout -q -b feature
@@ -67,7 +71,7 @@ pipeline() {
 	local name=$1 branch=$2
 	shift 2
 	git -C "$WS" checkout -q "$branch"
-	rm -rf "$WS/.ciprof" "$WS/ciprof-report" "$STATE/gl-artifacts"
+	rm -rf "$WS/.ciprof" "$WS/.ciprof-install" "$WS/.project-setup-ran" "$WS/ciprof-report" "$STATE/gl-artifacts"
 	RC=0
 	python3 "$SIM" gitlab "$EXAMPLE" --template "$TEMPLATE" --job ciprof --state "$STATE" \
 		--log "$TMP/$name.log" \
@@ -87,7 +91,12 @@ MR_ENV=(--env CI_PIPELINE_SOURCE=merge_request_event --env CI_MERGE_REQUEST_IID=
 pipeline main main --env CI_PIPELINE_SOURCE=push --env CI_COMMIT_BRANCH=main \
 	--env CI_COMMIT_REF_NAME=main --var CIPROF_GITLAB_TOKEN="$TOKEN"
 expect_rc "default branch pipeline" 0 main
-expect_grep "ciprof built from CIPROF_SOURCE_DIR" "$TMP/main.out" "ciprof 0.1.0"
+expect_grep "ciprof built from CIPROF_SOURCE_DIR" "$TMP/main.out" "ciprof: built from $CIPROF_SRC"
+expect_grep "ciprof runs" "$TMP/main.out" "ciprof 0.1.0"
+[ -f "$WS/.project-setup-ran" ] && ok "the job's own before_script ran" || check_failed "the job's before_script was dropped"
+expect_grep "the base is the default branch" "$TMP/main.out" "ciprof: base branch main"
+expect_grep ".ciprof.yml's rate is kept (no forced --hz)" "$TMP/main.out" "at 173 Hz"
+expect_grep "ciprof's build cached" "$TMP/main.out" "cache (emulated): pushed ciprof-bin-"
 expect_grep "cache pushed" "$TMP/main.out" "cache (emulated): pushed ciprof-db-main"
 [ -f "$STATE/gl-cache/ciprof-db-main/.ciprof/ciprof.db" ] && ok "the cache holds the database" ||
 	check_failed "no database in the emulated cache"
@@ -98,6 +107,7 @@ expect_eq "no API write" "$(forge_query "$API_LOG" 'sum(1 for r in reqs if r["me
 pipeline mr1 feature "${MR_ENV[@]}" --var CIPROF_GITLAB_TOKEN="$TOKEN"
 expect_rc "merge request pipeline" 0 mr1
 expect_grep "cache pulled" "$TMP/mr1.out" "cache (emulated): pulled ciprof-db-main"
+expect_grep "the cached build serves the MR" "$TMP/mr1.out" "ciprof: the cached build of this source"
 expect_no_grep "cache not pushed from an MR" "$TMP/mr1.out" "pushed ciprof-db-main"
 expect_grep "artifacts exposed" "$TMP/mr1.out" "exposed as 'ciprof report'"
 for f in report.md report.html report.svg report.json; do
@@ -117,6 +127,25 @@ expect_eq "one PUT of that note" \
 	"$(forge_query "$API_LOG" '[r["path"] for r in reqs if r["method"] == "PUT"]')" \
 	"['/api/v4/projects/5/merge_requests/7/notes/1000']"
 
+# --- 3b. CIPROF_RUN_OPTIONS reach ciprof run ----------------------------------------------
+pipeline opts feature "${MR_ENV[@]}" --var CIPROF_RUN_OPTIONS="--tag suite=widgets --hz 211"
+expect_rc "MR pipeline with CIPROF_RUN_OPTIONS" 0 opts
+expect_grep "the option reaches ciprof run" "$TMP/opts.out" "at 211 Hz"
+tags=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --limit 1 --format json 2>&1 |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["tags"].get("suite"))' 2>&1)
+expect_eq "its tag is stored" "$tags" widgets
+
+# --- 3c. an MR into a branch never profiled: no baseline, and why -------------------------
+git -C "$WS" branch -q release main
+pipeline rel feature --env CI_PIPELINE_SOURCE=merge_request_event --env CI_MERGE_REQUEST_IID=9 \
+	--env CI_MERGE_REQUEST_TARGET_BRANCH_NAME=release --env CI_MERGE_REQUEST_SOURCE_BRANCH_NAME=feature \
+	--env CI_COMMIT_REF_NAME=feature
+expect_rc "MR into release: advisory, green" 0 rel
+expect_grep "the base is the MR's target" "$TMP/rel.out" "ciprof: base branch release"
+expect_grep "no release cache" "$TMP/rel.out" "cache (emulated): no cache ciprof-db-release"
+expect_grep "no baseline explained" "$TMP/rel.out" "ciprof: no baseline: no run of release"
+expect_grep "the note says why" "$STATE/gl-artifacts/ciprof/ciprof-report/report.md" "**No baseline:**"
+
 # --- 4. no token (a fork's MR pipeline): a warning, the job still passes -----------------
 pipeline notoken feature "${MR_ENV[@]}"
 expect_rc "MR pipeline without CIPROF_GITLAB_TOKEN" 0 notoken
@@ -127,5 +156,5 @@ pipeline branch feature --env CI_PIPELINE_SOURCE=push --env CI_COMMIT_BRANCH=fea
 expect_rc "branch pipeline" 0 branch
 expect_grep "no pipeline" "$TMP/branch.out" "workflow: no rule matches; no pipeline"
 
-expect_no_token "every job's output" "$TMP"/{main,mr1,mr2,notoken,branch}.out
+expect_no_token "every job's output" "$TMP"/{main,mr1,mr2,opts,rel,notoken,branch}.out
 finish
