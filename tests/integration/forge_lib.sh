@@ -12,7 +12,8 @@ FORGE_PIDS=()
 TOKEN="ghp_ciprofTestToken$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 
 # forge_start NAME API [fake_forge args...]: starts a fake API; sets FORGE_PORT, FORGE_URL
-# (its root) and FORGE_LOG ($TMP/NAME.jsonl).
+# (its root) and FORGE_LOG ($TMP/NAME.jsonl). The server lives until forge_stop_all (the EXIT trap)
+# or 30 minutes: a loaded machine may take minutes to get through a template simulation.
 forge_start() {
 	local name=$1 api=$2
 	shift 2
@@ -20,7 +21,7 @@ forge_start() {
 	: >"$FORGE_LOG"
 	rm -f "$TMP/$name.port"
 	python3 "$FAKE_FORGE" --api "$api" --token "$TOKEN" --port-file "$TMP/$name.port" \
-		--log "$FORGE_LOG" --timeout 120 "$@" 2>"$TMP/$name.server.err" &
+		--log "$FORGE_LOG" --timeout 1800 "$@" 2>"$TMP/$name.server.err" &
 	FORGE_PIDS+=($!)
 	local i
 	for i in $(seq 100); do
