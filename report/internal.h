@@ -30,4 +30,8 @@ double report_raw_change(const struct report_cmp *c);
  * Markdown, HTML attributes or SVG (letters, digits, : / . _ ~ % # ? & = + -). */
 int report_safe_url(const char *url);
 
+/* SHA-256 of data into out; base64 of p[0..n) appended to out (for CSP hashes). */
+void report_sha256(const void *data, size_t len, unsigned char out[32]);
+void report_base64(struct strbuf *out, const unsigned char *p, size_t n);
+
 #endif

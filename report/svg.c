@@ -184,9 +184,9 @@ static void legend(struct strbuf *o, double y, int focused)
 	        "<text x=\"%.1f\" y=\"%.1f\">no significant change</text>\n",
 	        x + 8, y, GREY, GREY, GREY, x + 66, y + 12);
 	strbuf_addf(o,
-	            "<text x=\"%.1f\" y=\"%.1f\">width = head samples%s; hover a frame for base, "
-	            "head and change</text>\n",
-	            x + 230, y + 12, focused ? ", only the subtrees with findings" : "");
+	            "<text x=\"%.1f\" y=\"%.1f\">width = head samples%s; hover for "
+	            "details</text>\n",
+	            x + 230, y + 12, focused ? " (findings only)" : "");
 }
 
 /* Widths: the head samples of every node, or (focused) of the nodes inside a flagged

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "common/strbuf.h"
+#include "report/internal.h"
 #include "report/report.h"
 
 #include <cmark.h>
@@ -504,8 +505,34 @@ static void test_hostile_html(void **state)
 	hostile_fixture(&fx);
 	struct strbuf html = STRBUF_INIT;
 	assert_int_equal(report_html(&fx.rep, &html), 0);
-	assert_no_markup("html", html.buf);
 	assert_true(valid_utf8(html.buf));
+	/* Two scripts: the data block and ours. The names in the data block are JSON with
+	 * < > & escaped, so nothing there can end the element; the page before it holds no
+	 * markup from a name. */
+	char *data = strstr(html.buf, "<script type=\"application/json\" id=\"ciprof-data\">");
+	assert_non_null(data);
+	char *data_end = strstr(data, "</script>\n<script>");
+	assert_non_null(data_end);
+	char *gt = strchr(data, '>') + 1;
+	for (char *p = gt; p < data_end; p++)
+		assert_true(*p != '<' && *p != '>' && *p != '&');
+	assert_non_null(strstr(gt, "\\u003cscript\\u003ealert(1)"));
+	char *js = data_end + strlen("</script>\n<script>");
+	char *js_end = strstr(js, "</script>");
+	assert_non_null(js_end);
+	assert_null(strstr(js_end + 1, "<script"));
+	*data = '\0';
+	assert_no_markup("html", html.buf);
+	/* The CSP admits exactly our script by its SHA-256, and no inline script else. */
+	unsigned char digest[32];
+	report_sha256(js, (size_t)(js_end - js), digest);
+	struct strbuf want = STRBUF_INIT;
+	strbuf_addstr(&want, "script-src 'sha256-");
+	report_base64(&want, digest, 32);
+	strbuf_addstr(&want, "';");
+	assert_non_null(strstr(html.buf, want.buf));
+	assert_null(strstr(html.buf, "unsafe-inline"));
+	strbuf_release(&want);
 	assert_non_null(strstr(html.buf, "&lt;script&gt;alert(1)&lt;/script&gt;"));
 	assert_non_null(strstr(html.buf, "Content-Security-Policy"));
 	/* Tables came through as tables, the flame graph inline. */
@@ -973,6 +1000,28 @@ static void test_marker_id(void **state)
 	assert_false(report_id_valid(longid));
 }
 
+static void test_sha256(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *b64;
+	} v[] = {
+	        {"", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="},
+	        {"abc", "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="},
+	        /* two blocks of padding */
+	        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+	         "JI1qYdIGOLjlwCaTDD5gOaM85Flk/yFn9uzt1BnbBsE="},
+	};
+	for (size_t i = 0; i < N(v); i++) {
+		unsigned char d[32];
+		report_sha256(v[i].in, strlen(v[i].in), d);
+		struct strbuf b = STRBUF_INIT;
+		report_base64(&b, d, 32);
+		assert_string_equal(b.buf, v[i].b64);
+		strbuf_release(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -990,6 +1039,7 @@ int main(void)
 	        cmocka_unit_test(test_markdown_findings_first),
 	        cmocka_unit_test(test_markdown_trend),
 	        cmocka_unit_test(test_marker_id),
+	        cmocka_unit_test(test_sha256),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

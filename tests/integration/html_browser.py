@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Drives ciprof's HTML report (argv[1]) in headless Chromium through Selenium and checks what
+a reader does with it: no console errors (CSP violations are), zoom, search, tooltips, the
+base/head/diff toggle, the sandwich view, sorting, and a hostile name that stays text.
+argv[2], when not empty, is a directory for screenshots. Prints one line per check; exits 1
+on the first failure with what was found."""
+import os
+import sys
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+HOSTILE = '<img src=x onerror="window.pwned=1">'
+HEAD_TOTAL = 3000 + 1000 + 2000 + 1000 + 2500 + 4000
+
+
+def check(what, cond, found=None):
+    if not cond:
+        print(f"FAIL: {what}" + (f" (found {found!r})" if found is not None else ""))
+        sys.exit(1)
+    print(f"ok: {what}")
+
+
+def frames(d, box):
+    """(label, width in px, class) of every frame in box."""
+    return d.execute_script(
+        "return Array.from(document.querySelectorAll('#' + arguments[0] + ' .frame'))"
+        ".map(f => [f.node.name, f.getBoundingClientRect().width, f.className]);", box)
+
+
+def frame_el(d, box, name):
+    return d.execute_script(
+        "return Array.from(document.querySelectorAll('#' + arguments[0] + ' .frame'))"
+        ".find(f => f.node.name === arguments[1] && !f.classList.contains('caller'));",
+        box, name)
+
+
+def main():
+    path, shots = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
+    o = Options()
+    o.binary_location = "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1300,1800",
+              "--disable-dev-shm-usage"):
+        o.add_argument(a)
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+    try:
+        run(d, path, shots)
+    finally:
+        d.quit()
+
+
+def run(d, path, shots):
+    d.get("file://" + os.path.abspath(path))
+    WebDriverWait(d, 20).until(
+        lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("data-ciprof-ready"))
+    check("the script ran under the page's CSP", True)
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    check("no console errors", not errors, errors)
+    csp = d.find_element(By.CSS_SELECTOR, "meta[http-equiv=Content-Security-Policy]")
+    policy = csp.get_attribute("content")
+    script_src = [p for p in policy.split(";") if p.strip().startswith("script-src")]
+    check("the CSP admits scripts only by hash",
+          script_src and "'sha256-" in script_src[0] and "unsafe" not in policy, policy)
+    if shots:
+        d.save_screenshot(os.path.join(shots, "report-html.png"))
+
+    # The hostile name is a frame's text, never an element; its onerror never ran.
+    hostile = frame_el(d, "flame", HOSTILE)
+    check("the hostile name is drawn as a frame", hostile is not None)
+    check("the hostile name is text", hostile.text == HOSTILE or
+          d.execute_script("return arguments[0].node.name", hostile) == HOSTILE, hostile.text)
+    check("no element came from a name", not d.find_elements(By.CSS_SELECTOR, "main img"))
+    check("no script came from a name", d.execute_script("return window.pwned") is None)
+
+    # Zoom: clicking work_hot makes it the full width; its callers stay above; reset undoes.
+    width = d.execute_script("return document.getElementById('flame').clientWidth")
+    before = frame_el(d, "flame", "work_hot").rect["width"]
+    check("work_hot is drawn at its share", abs(before - width * 4000 / HEAD_TOTAL) < 3,
+          (before, width))
+    frame_el(d, "flame", "work_hot").click()
+    after = frame_el(d, "flame", "work_hot").rect["width"]
+    check("click zooms: work_hot fills the width", abs(after - width) < 3, (after, width))
+    callers = [f[0] for f in frames(d, "flame") if "caller" in f[2]]
+    check("the zoomed frame's callers are shown above it", callers == ["all", "suite", "main"],
+          callers)
+    check("tokenize is out of view when zoomed", frame_el(d, "flame", "tokenize") is None)
+    d.find_element(By.ID, "reset").click()
+    check("reset zoom shows everything again", frame_el(d, "flame", "tokenize") is not None)
+
+    # Tooltip on hover, with base, head and change.
+    ActionChains(d).move_to_element(frame_el(d, "flame", "work_hot")).perform()
+    tip = d.find_element(By.ID, "tip").text
+    check("hovering shows a tooltip with the change", "change: +" in tip and "base:" in tip, tip)
+
+    # Search: highlight and matched share.
+    box = d.find_element(By.ID, "search")
+    box.send_keys("mix")
+    matched = [f[0] for f in frames(d, "flame") if "match" in f[2]]
+    check("search highlights both mix frames", matched == ["mix", "mix"], matched)
+    share = d.find_element(By.ID, "matched").text
+    want = f"{100 * 3000 / HEAD_TOTAL:.1f} %"
+    check(f"the matched share is {want} of head samples", want in share and "2 frames" in share,
+          share)
+    if shots:
+        d.save_screenshot(os.path.join(shots, "report-search.png"))
+    d.execute_script("document.getElementById('search').value='';"
+                     "document.getElementById('search').dispatchEvent(new Event('input'))")
+    check("clearing the search clears the highlight",
+          not [f for f in frames(d, "flame") if "match" in f[2]])
+
+    # base / head / diff: the base view sizes frames by base samples.
+    d.find_element(By.ID, "mode-base").click()
+    hot_base = frame_el(d, "flame", "work_hot").rect["width"]
+    base_total = HEAD_TOTAL - 2000 + 3 * 2  # per run, about
+    check("the base view draws work_hot at its base share",
+          abs(hot_base - width * 2000 / base_total) < 4, hot_base)
+    check("the toggle says which view is on",
+          d.find_element(By.ID, "mode-base").get_attribute("aria-pressed") == "true")
+    d.find_element(By.ID, "mode-diff").click()
+    check("the diff view colours only the flagged function",
+          [f[0] for f in frames(d, "flame") if "slower" in f[2] or "faster" in f[2]] ==
+          ["work_hot"], frames(d, "flame"))
+
+    # Sandwich: mix is called from hash and render; callers above, the function at the
+    # bottom of them; nothing below it.
+    d.execute_script("Array.from(document.querySelectorAll('#functions-table button'))"
+                     ".find(b => b.textContent === 'mix').click()")
+    up = frames(d, "callers")
+    check("the sandwich shows mix's callers", sorted(f[0] for f in up) ==
+          ["hash", "main", "main", "mix", "render", "suite", "suite"] or
+          sorted(f[0] for f in up) == ["hash", "main", "mix", "render", "suite"], up)
+    tops = d.execute_script(
+        "return Array.from(document.querySelectorAll('#callers .frame'))"
+        ".map(f => [f.node.name, f.offsetTop]);")
+    ys = dict((n, y) for n, y in tops)
+    check("callers are drawn above the function", ys["hash"] < ys["mix"] and ys["suite"] < ys["hash"],
+          tops)
+    down = frames(d, "callees")
+    check("the callees start with the function", [f[0] for f in down] == ["mix"], down)
+    info = d.find_element(By.ID, "sandwich-info").text
+    check("the sandwich counts the call sites", "2 call sites" in info, info)
+    if shots:
+        d.find_element(By.ID, "sandwich").location_once_scrolled_into_view
+        d.save_screenshot(os.path.join(shots, "report-sandwich.png"))
+
+    # Sortable tables: by change, biggest first.
+    th = [t for t in d.find_elements(By.CSS_SELECTOR, "#functions-table th") if t.text == "change"]
+    th[0].click()
+    first = d.find_element(By.CSS_SELECTOR, "#functions-table tbody tr td button").text
+    check("sorting by change puts work_hot first", first == "work_hot", first)
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    check("still no console errors", not errors, errors)
+
+
+if __name__ == "__main__":
+    main()
