@@ -187,7 +187,7 @@ static void test_rules(void **state)
 	struct attrib_rules rules = {0};
 	attrib_rules_add_builtin(&rules);
 	assert_int_equal(attrib_rules_add(&rules, "bad", "(", "x", NULL), -1);
-	assert_non_null(strstr(cp_last_error(), "rule 'bad': bad caller regex"));
+	assert_non_null(strstr(cp_last_error(), "rule 'bad': caller: '(' is not a valid regular expression"));
 	struct profile *p = profile_new();
 	uint32_t proc = push(p, 0, "suite", 1);
 	uint32_t main_ = push(p, proc, "main", 0);
