@@ -12,6 +12,7 @@
 #include "common/xalloc.h"
 #include "forge/forge.h"
 #include "report/report.h"
+#include "runner/gitmeta.h"
 
 #include <errno.h>
 #include <math.h>
@@ -259,6 +260,51 @@ static int apply_config(struct report_args *a, struct config *cfg, struct frames
 	return frames_filter_from_config(ff, cfg);
 }
 
+struct head_ancestry {
+	struct gitmeta_repo *repo;
+	const char *commit;
+};
+
+static int head_contains(void *ctx, const char *commit)
+{
+	const struct head_ancestry *h = ctx;
+	return gitmeta_is_ancestor(h->repo, commit, h->commit);
+}
+
+/*
+ * The base branch when neither --base nor .ciprof.yml names one: CI's target branch, else the
+ * one recorded with the head run, else the repository's default branch (gitmeta_base_branch
+ * is the rule; 'ciprof run' followed it too). Owned; "" when none.
+ */
+static char *default_base(struct gitmeta_repo *repo, const struct run_meta *head)
+{
+	extern char **environ;
+	char *b = gitmeta_base_branch(NULL, NULL, environ);
+	if (!*b && *head->base_branch) {
+		free(b);
+		b = xstrdup(head->base_branch);
+	}
+	if (!*b && repo) {
+		free(b);
+		b = gitmeta_base_branch(repo, NULL, environ);
+	}
+	return b;
+}
+
+/* Why a regression verdict must not fail the build, or NULL when it may. Owned. */
+static char *advisory_reason(const struct report_baseline *base, const struct report_diff *d)
+{
+	if (d->history_runs < REPORT_MIN_HISTORY)
+		return xasprintf("the base branch has %zu run%s to learn run-to-run noise from; "
+		                 "verdicts gate the build from %d on",
+		                 d->history_runs, d->history_runs == 1 ? "" : "s",
+		                 REPORT_MIN_HISTORY);
+	if (base->fallback)
+		return xstrdup("no base run at the merge-base: the baseline is older runs of the "
+		               "base branch, which lack its latest changes");
+	return NULL;
+}
+
 /* Replaces *p by its filtered copy. */
 static void filter_profile(const struct frames_filter *ff, struct profile **p)
 {
@@ -371,12 +417,43 @@ int cmd_report(int argc, char **argv)
 	struct strbuf out = STRBUF_INIT;
 	struct report_trend trend = {0};
 	char *prh = NULL, *aurl = NULL;
+	struct gitmeta_repo *repo = NULL;
+	char *ref = NULL, *advisory = NULL;
+	char mb[GITMETA_HEX_SIZE] = "";
 	int64_t id = a.head;
 	if ((!id && store_latest_run(s, NULL, &id) < 0) || store_get_run(s, id, &head) < 0 ||
-	    store_load_profile(s, id, NULL, &hp) < 0 ||
-	    report_baseline_select(s, &head, a.base, a.opts.base_runs, &base) < 0) {
+	    store_load_profile(s, id, NULL, &hp) < 0) {
 		r = cli_runtime_error();
 		goto out;
+	}
+	/* The repository, when here, answers which base runs the head contains and its
+	 * merge-base now; without it the store's recorded merge-base serves. */
+	if (*head.commit && gitmeta_repo_open(&repo, ".") < 0)
+		log_warn("report: %s; the recorded merge-base is used", cp_last_error());
+	ref = a.base ? xstrdup(a.base) : default_base(repo, &head);
+	if (repo)
+		gitmeta_merge_base(repo, head.commit, ref, mb);
+	struct head_ancestry anc = {repo, head.commit};
+	if (report_baseline_select(s, &head, *ref ? ref : NULL, mb, a.opts.base_runs,
+	                           repo ? head_contains : NULL, &anc, &base) < 0) {
+		r = cli_runtime_error();
+		goto out;
+	}
+	if (base.unknown) {
+		struct strbuf msg = STRBUF_INIT;
+		report_escape(&msg, base.none, REPORT_ESC_TEXT, 600);
+		if (a.fail) {
+			/* A typo in --base must not pass every build from now on. */
+			fprintf(stderr,
+			        "ciprof: error: %s (with --fail-on-regression an unknown base is an "
+			        "error, so that a typo cannot pass every build)\n",
+			        msg.buf);
+			strbuf_release(&msg);
+			r = EXIT_RUNTIME;
+			goto out;
+		}
+		log_warn("report: %s", msg.buf);
+		strbuf_release(&msg);
 	}
 	if (!frames_filter_empty(&ff)) {
 		filter_profile(&ff, &hp);
@@ -390,16 +467,18 @@ int cmd_report(int argc, char **argv)
 		                    ? xasprintf("run %lld has no samples (did the command run?)",
 		                                (long long)id)
 		                    : xasprintf("the baseline (%s) has no samples", base.rule);
-		char *ref = xstrdup(base.ref);
+		char *kept = xstrdup(base.ref);
 		report_baseline_release(&base);
 		report_baseline_init(&base);
 		free(base.none);
 		base.none = why;
 		free(base.ref);
-		base.ref = ref;
+		base.ref = kept;
 	}
 	if (base.n)
 		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
+	if (diff)
+		advisory = advisory_reason(&base, diff);
 	prh = pr_head(&head);
 	aurl = artifact_url(&a, &head);
 	struct report rep = {.head = &head,
@@ -408,7 +487,8 @@ int cmd_report(int argc, char **argv)
 	                     .id = a.id,
 	                     .pr_head = prh,
 	                     .artifact_url = aurl,
-	                     .focus = a.focus};
+	                     .focus = a.focus,
+	                     .advisory = advisory};
 	if (a.format == REPORT_FORMAT_MD && diff && a.trend_runs > 0) {
 		if (report_trend_load(s, &rep, (size_t)a.trend_runs, &trend) < 0)
 			log_warn("report: no trend charts: %s", cp_last_error());
@@ -430,10 +510,16 @@ int cmd_report(int argc, char **argv)
 		         report_verdict_name(diff->verdict), (long long)id, why.buf,
 		         diff->nregressed, diff->nimproved, diff->ntested, diff->scale);
 	strbuf_release(&why);
+	if (advisory)
+		log_info("report: advisory only, the build is not failed: %s", advisory);
 	if ((r = cli_write_output(a.output, &out)))
 		goto out;
-	r = a.fail && diff && diff->verdict == REPORT_REGRESSED ? EXIT_REGRESSION : EXIT_OK;
+	r = a.fail && diff && diff->verdict == REPORT_REGRESSED && !advisory ? EXIT_REGRESSION
+	                                                                     : EXIT_OK;
 out:
+	free(ref);
+	free(advisory);
+	gitmeta_repo_free(repo);
 	strbuf_release(&out);
 	report_trend_release(&trend);
 	free(prh);

@@ -208,6 +208,24 @@ size_t profile_node_frames(const struct profile *p, uint32_t node, uint32_t *out
 	return n;
 }
 
+void profile_stats_add(struct profile_stats *dst, const struct profile_stats *src)
+{
+	dst->samples += src->samples;
+	dst->lost += src->lost;
+	dst->processes += src->processes;
+	dst->threads += src->threads;
+	dst->cpu_seconds += src->cpu_seconds;
+	dst->wall_seconds += src->wall_seconds;
+	if (src->hz > dst->hz)
+		dst->hz = src->hz;
+}
+
+void profile_stats_finish(struct profile_stats *st)
+{
+	if (st->samples)
+		st->period_ns = (uint64_t)(st->cpu_seconds * 1e9 / (double)st->samples);
+}
+
 void profile_merge(struct profile *dst, const struct profile *src)
 {
 	profile_merge_test(dst, src, NULL);

@@ -115,6 +115,11 @@ void profile_merge(struct profile *dst, const struct profile *src);
 /* The same, but with every sample (and outcome) under test (NULL: each keeps its own). */
 void profile_merge_test(struct profile *dst, const struct profile *src, const char *test);
 
+/* The one rule for the statistics of several runs merged: counts, CPU and wall time summed,
+ * the highest rate kept. profile_stats_finish then sets the period to CPU time per sample. */
+void profile_stats_add(struct profile_stats *dst, const struct profile_stats *src);
+void profile_stats_finish(struct profile_stats *st);
+
 /* Sum of samples, optionally of one test (test_filter = NULL for all). */
 uint64_t profile_total(const struct profile *p, const char *test_filter);
 

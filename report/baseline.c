@@ -1,7 +1,6 @@
-/* Baseline selection. The rules are in baseline.h and docs/report.md; the runs chosen are
- * merged with store_merge_runs, one call per contiguous range of a branch's runs. */
 #include "report/baseline.h"
 #include "common/error.h"
+#include "common/strbuf.h"
 #include "common/xalloc.h"
 
 #include <ctype.h>
@@ -17,6 +16,8 @@ void report_baseline_init(struct report_baseline *b)
 	b->ref = xstrdup("");
 	b->rule = xstrdup("");
 	b->none = xstrdup("");
+	b->merge_base = xstrdup("");
+	b->branches = xstrdup("");
 }
 
 void report_baseline_release(struct report_baseline *b)
@@ -31,6 +32,8 @@ void report_baseline_release(struct report_baseline *b)
 	free(b->ref);
 	free(b->rule);
 	free(b->none);
+	free(b->merge_base);
+	free(b->branches);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -113,18 +116,10 @@ static int merge_chosen(struct store *s, const struct run_meta *all, size_t nall
 			goto out;
 		}
 		profile_merge(merged, part);
-		merged->stats.samples += part->stats.samples;
-		merged->stats.lost += part->stats.lost;
-		merged->stats.cpu_seconds += part->stats.cpu_seconds;
-		merged->stats.wall_seconds += part->stats.wall_seconds;
-		if (!merged->stats.hz)
-			merged->stats.hz = part->stats.hz;
+		profile_stats_add(&merged->stats, &part->stats);
 		profile_free(part);
 	}
-	uint64_t total = profile_total(merged, NULL);
-	if (total && merged->stats.cpu_seconds > 0)
-		merged->stats.period_ns =
-		        (uint64_t)(merged->stats.cpu_seconds * 1e9 / (double)total + 0.5);
+	profile_stats_finish(&merged->stats);
 out:
 	free(want);
 	free(done);
@@ -136,24 +131,87 @@ out:
 	return 0;
 }
 
+/* The branches of the database, ", "-separated, for messages. Owned. */
+static char *branch_list(const struct run_meta *all, size_t nall)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < nall; i++) {
+		int seen = !*all[i].branch;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(all[j].branch, all[i].branch);
+		if (seen)
+			continue;
+		if (sb.len)
+			strbuf_addstr(&sb, ", ");
+		if (sb.len > 400) {
+			strbuf_addstr(&sb, "...");
+			break;
+		}
+		strbuf_addstr(&sb, all[i].branch);
+	}
+	char *out = xstrdup(sb.len ? sb.buf : "(none)");
+	strbuf_release(&sb);
+	return out;
+}
+
+/*
+ * The runs of branch whose commits the head contains, newest first, into anc[] (*na of them).
+ * Without an ancestry answer: runs stored no later than the newest run at the merge-base,
+ * else (no run there) stored before the head.
+ */
+static void branch_ancestors(const struct run_meta *all, size_t nall, const char *branch,
+                             const struct run_meta *head, const char *mb,
+                             report_ancestry_fn ancestry, void *ctx,
+                             const struct run_meta **anc, size_t *na, size_t *nbranch)
+{
+	int64_t mb_newest = 0;
+	*na = *nbranch = 0;
+	for (size_t i = 0; i < nall; i++)
+		if (*mb && !strcmp(all[i].branch, branch) && !strcmp(all[i].commit, mb) &&
+		    all[i].id != head->id && all[i].id > mb_newest)
+			mb_newest = all[i].id;
+	for (size_t i = 0; i < nall; i++) {
+		if (strcmp(all[i].branch, branch))
+			continue;
+		(*nbranch)++;
+		/* Never the head, nor a run stored after it: a report stays what it was. */
+		if (all[i].id >= head->id)
+			continue;
+		int ok = -1;
+		if (*mb && !strcmp(all[i].commit, mb))
+			ok = 1;
+		else if (ancestry && *all[i].commit)
+			ok = ancestry(ctx, all[i].commit);
+		if (ok < 0)
+			ok = mb_newest ? all[i].id <= mb_newest : all[i].id < head->id;
+		if (ok)
+			anc[(*na)++] = &all[i];
+	}
+}
+
 int report_baseline_select(struct store *s, const struct run_meta *head, const char *ref,
-                           size_t max_runs, struct report_baseline *out)
+                           const char *merge_base, size_t max_runs, report_ancestry_fn ancestry,
+                           void *ctx, struct report_baseline *out)
 {
 	struct run_meta *all = NULL;
-	size_t nall = 0, n = 0;
-	const struct run_meta **chosen = NULL;
+	size_t nall = 0, n = 0, na = 0;
+	const struct run_meta **chosen = NULL, **hist = NULL;
 	int ret = 0;
 
 	if (!ref || !*ref)
 		ref = *head->base_branch ? head->base_branch : "main";
 	set_str(&out->ref, xstrdup(ref));
+	const char *mb = merge_base && *merge_base ? merge_base : head->merge_base;
+	set_str(&out->merge_base, xstrdup(mb));
 	if (!max_runs)
 		max_runs = 1;
 	if (store_list_runs(s, NULL, 0, &all, &nall) < 0)
 		return -1;
+	set_str(&out->branches, branch_list(all, nall));
 	chosen = xcalloc(nall ? nall : 1, sizeof(*chosen));
+	hist = xcalloc(nall ? nall : 1, sizeof(*hist));
 
-	/* 1. A run id. */
+	/* 1. A run id: that run; history from its branch up to it. */
 	if (all_digits(ref)) {
 		int64_t id = strtoll(ref, NULL, 10);
 		for (size_t i = 0; i < nall; i++) {
@@ -172,41 +230,37 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 			break;
 		}
 	}
-	/* 2. A branch: runs at the merge-base, else the newest runs before the head. */
+	/* 2. A branch: its runs the head contains, those at the merge-base first. */
 	if (!n) {
-		size_t nbranch = 0, nbefore = 0;
-		for (size_t i = 0; i < nall; i++) {
-			if (strcmp(all[i].branch, ref))
-				continue;
-			nbranch++;
-			if (all[i].id >= head->id)
-				continue;
-			nbefore++;
-			if (*head->merge_base && !strcmp(all[i].commit, head->merge_base) &&
-			    n < max_runs)
-				chosen[n++] = &all[i];
-		}
-		if (n) {
+		size_t nbranch = 0;
+		branch_ancestors(all, nall, ref, head, mb, ancestry, ctx, hist, &na, &nbranch);
+		for (size_t i = 0; i < na && n < max_runs; i++)
+			chosen[n++] = hist[i];
+		for (size_t i = 0; i < n; i++)
+			out->at_merge_base += *mb && !strcmp(chosen[i]->commit, mb);
+		size_t older = n - out->at_merge_base;
+		if (n && out->at_merge_base && !older) {
 			set_str(&out->rule, xasprintf("%zu run%s of %s at the merge-base %.10s", n,
-			                              plural(n), ref, head->merge_base));
-		} else if (nbefore) {
-			for (size_t i = 0; i < nall && n < max_runs; i++)
-				if (!strcmp(all[i].branch, ref) && all[i].id < head->id)
-					chosen[n++] = &all[i];
+			                              plural(n), ref, mb));
+		} else if (n && out->at_merge_base) {
 			set_str(&out->rule,
-			        *head->merge_base
-			                ? xasprintf("the newest %zu run%s of %s before the head "
-			                            "(none "
-			                            "at the merge-base %.10s)",
-			                            n, plural(n), ref, head->merge_base)
-			                : xasprintf(
-			                          "the newest %zu run%s of %s before the head (the "
-			                          "head has no merge-base with it)",
-			                          n, plural(n), ref));
+			        xasprintf("%zu run%s of %s: %zu at the merge-base %.10s, %zu of older "
+			                  "commits the head contains",
+			                  n, plural(n), ref, out->at_merge_base, mb, older));
+		} else if (n) {
+			out->fallback = 1;
+			set_str(&out->rule,
+			        *mb ? xasprintf("the newest %zu run%s of %s that the head contains "
+			                        "(none at the merge-base %.10s)",
+			                        n, plural(n), ref, mb)
+			            : xasprintf("the newest %zu run%s of %s stored before the head "
+			                        "(the head has no merge-base with it)",
+			                        n, plural(n), ref));
 		} else if (nbranch) {
 			set_str(&out->none,
-			        xasprintf("branch %s has no run stored before the head run %lld",
-			                  ref, (long long)head->id));
+			        xasprintf("branch %s has no run of a commit that the head run %lld "
+			                  "contains (its %zu runs are of later commits)",
+			                  ref, (long long)head->id, nbranch));
 			goto out;
 		}
 	}
@@ -221,12 +275,20 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 			                              chosen[0]->commit));
 	}
 	if (!n) {
+		out->unknown = 1;
 		set_str(&out->none,
-		        xasprintf("no run, branch or commit named %s in the database: profile the "
-		                  "base branch with 'ciprof run' first, or name a baseline with "
-		                  "--base",
-		                  ref));
+		        xasprintf("no run, branch or commit named %s in the database (branches: "
+		                  "%s): profile the base branch with 'ciprof run' first, or name "
+		                  "a baseline with --base",
+		                  ref, out->branches));
 		goto out;
+	}
+	/* A run or a commit: history from the newest chosen run's branch, up to that run. */
+	if (!na) {
+		for (size_t i = 0; i < nall; i++)
+			if (!strcmp(all[i].branch, chosen[0]->branch) && all[i].id != head->id &&
+			    all[i].id <= chosen[0]->id)
+				hist[na++] = &all[i];
 	}
 
 	/* chosen[] is newest first; ids are kept oldest first. */
@@ -236,23 +298,37 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 	out->n = n;
 	set_str(&out->commit, xstrdup(chosen[0]->commit));
 	set_str(&out->branch, xstrdup(chosen[0]->branch));
-	if (merge_chosen(s, all, nall, chosen, n, &out->merged) < 0) {
+
+	size_t nload = na < REPORT_HISTORY_RUNS ? na : REPORT_HISTORY_RUNS;
+	out->runs = xcalloc(nload ? nload : 1, sizeof(*out->runs));
+	for (size_t i = 0; i < nload; i++) {
+		if (store_load_profile(s, hist[i]->id, NULL, &out->runs[i]) < 0) {
+			ret = -1;
+			goto out;
+		}
+		out->nruns++;
+	}
+	/* The chosen runs from the loaded ones when all are there, else the segment tree. */
+	size_t found = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < nload; j++)
+			found += hist[j] == chosen[i];
+	if (found == n) {
+		out->merged = profile_new();
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < nload; j++)
+				if (hist[j] == chosen[i]) {
+					profile_merge(out->merged, out->runs[j]);
+					profile_stats_add(&out->merged->stats, &out->runs[j]->stats);
+				}
+		profile_stats_finish(&out->merged->stats);
+	} else if (merge_chosen(s, all, nall, chosen, n, &out->merged) < 0) {
 		ret = -1;
 		goto out;
 	}
-	size_t nload = n < REPORT_SPREAD_RUNS ? n : REPORT_SPREAD_RUNS;
-	if (nload >= 2) {
-		out->runs = xcalloc(nload, sizeof(*out->runs));
-		for (size_t i = 0; i < nload; i++) {
-			if (store_load_profile(s, chosen[i]->id, NULL, &out->runs[i]) < 0) {
-				ret = -1;
-				goto out;
-			}
-			out->nruns++;
-		}
-	}
 out:
 	free(chosen);
+	free(hist);
 	store_runs_free(all, nall);
 	return ret;
 }

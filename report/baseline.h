@@ -12,21 +12,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* At most this many base runs are loaded one by one to measure their spread. */
-#define REPORT_SPREAD_RUNS 10
+/* At most this many recent runs of the base branch are loaded, one profile each, to learn
+ * each item's run-to-run spread (report_diff_new's history). */
+#define REPORT_HISTORY_RUNS 10
+
+/*
+ * Whether commit is the head's commit or one of its ancestors: 1, 0, or -1 when it cannot be
+ * told (no repository, a commit missing from a shallow clone). ctx is the caller's.
+ */
+typedef int (*report_ancestry_fn)(void *ctx, const char *commit);
 
 struct report_baseline {
 	int64_t *ids; /* chosen run ids, oldest first (owned) */
 	size_t n;
 	struct profile *merged; /* the chosen runs merged (owned); NULL when n == 0 */
-	struct profile **runs;  /* the newest chosen runs, one profile each (owned) */
+	struct profile **runs;  /* history: recent base-branch runs, one profile each (owned),
+	                           newest first; the chosen runs are among them when n <= nruns */
 	size_t nruns;
+	size_t at_merge_base; /* chosen runs at the merge-base commit */
+	int fallback;         /* a branch, but no run at the merge-base: older ancestors */
+	int unknown;          /* ref names no branch, run or commit in the database */
 	char *commit; /* commit of the newest chosen run (owned, "" when none) */
 	char *branch; /* its branch (owned) */
 	char *ref;    /* the reference resolved: the --base value or its default (owned) */
+	char *merge_base; /* the merge-base used (owned, "" when unknown) */
 	char *rule;   /* how the runs were chosen, e.g. "3 runs of main at the merge-base
 	                 1a2b3c4d5e" (owned, "" when none) */
 	char *none;   /* when n == 0: why there is no baseline, a sentence (owned) */
+	char *branches; /* the branches in the database, ", "-separated (owned) */
 };
 
 void report_baseline_init(struct report_baseline *b);
@@ -34,12 +47,22 @@ void report_baseline_release(struct report_baseline *b);
 
 /*
  * Chooses head's baseline. ref: a branch, a run id or a commit prefix (>= 4 hex digits);
- * NULL means head's base_branch, else "main". Never the head run itself, and with a branch
- * never a run stored after the head. At most max_runs runs (the newest that qualify).
- * Returns 0 (also when nothing qualifies: out->n == 0 and out->none says why), or -1 with
- * cp_error set when the database fails.
+ * NULL means head's base_branch, else "main". merge_base: the head's merge-base with the
+ * branch computed now (NULL or "": the one recorded with the head run).
+ *
+ * A branch: its runs stored before the head whose commits are ancestors of the head
+ * (ancestry(ctx, commit) == 1;
+ * without an answer, runs stored no later than the newest run at the merge-base, else before
+ * the head), newest first: those at the merge-base, then older ones, at most max_runs. Never
+ * a base run whose commit the head does not contain (the base branch's own later changes).
+ * The newest REPORT_HISTORY_RUNS of the same runs are loaded as the history. fallback is set
+ * when none is at the merge-base.
+ *
+ * Returns 0 (also when nothing qualifies: out->n == 0, out->none says why and out->unknown
+ * whether ref names nothing at all), or -1 with cp_error set when the database fails.
  */
 int report_baseline_select(struct store *s, const struct run_meta *head, const char *ref,
-                           size_t max_runs, struct report_baseline *out);
+                           const char *merge_base, size_t max_runs, report_ancestry_fn ancestry,
+                           void *ctx, struct report_baseline *out);
 
 #endif

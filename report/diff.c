@@ -108,8 +108,11 @@ static int is_function(const struct profile *names, uint32_t frame)
 	return names->frames[frame].kind != PROFILE_FRAME_PROCESS;
 }
 
-/* Fills cmp from counts; p/q/kind are left for later. */
-static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b, double h)
+/* Fills cmp from counts and the item's noise; q and kind are left for judge(). Both sides
+ * present: the log-ratio test on Student's t with the item's own spread; one side empty (a
+ * function new or gone): the count test, which needs no log of zero. */
+static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b, double h,
+                     const struct stats_noise *nz)
 {
 	memset(c, 0, sizeof(*c));
 	c->base_count = b;
@@ -122,8 +125,16 @@ static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b
 	c->change = c->expected > 0 ? h / c->expected - 1 : (h > 0 ? INFINITY : 0);
 	c->tested = (c->base_share >= d->opts.min_share || c->head_share >= d->opts.min_share) &&
 	            (b > 0 || h > 0);
-	double extra = d->extra_variance * (1 + 1 / (double)d->base_runs) + d->scale_variance;
-	c->p = c->tested ? stats_rate_test(h, b, d->c, extra) : 1.0;
+	c->noise = nz->extra;
+	c->dof = nz->dof;
+	/* The head run's own spread, plus the baseline's (an average of base_runs runs). */
+	double extra = nz->extra * (1 + 1 / (double)d->base_runs) + d->scale_variance;
+	if (!c->tested)
+		c->p = 1.0;
+	else if (b > 0 && h > 0)
+		c->p = stats_log_ratio_test(h, b, d->c, extra, nz->dof);
+	else
+		c->p = stats_rate_test(h, b, d->c, extra);
 	c->q = 1.0;
 }
 
@@ -179,7 +190,8 @@ static int item_cmp(const void *x, const void *y)
 }
 
 static void add_item(struct report_diff *d, size_t *alloc, enum report_measure m, const char *name,
-                     const char *module, uint32_t frame, double b, double h)
+                     const char *module, uint32_t frame, double b, double h,
+                     const struct stats_noise *nz)
 {
 	ALLOC_GROW(d->items, d->nitems + 1, *alloc);
 	struct report_item *it = &d->items[d->nitems++];
@@ -188,7 +200,7 @@ static void add_item(struct report_diff *d, size_t *alloc, enum report_measure m
 	it->module = module;
 	it->frame = frame;
 	it->path = 0;
-	fill_cmp(&it->cmp, d, b, h);
+	fill_cmp(&it->cmp, d, b, h, nz);
 }
 
 static int same_as_test(const struct report_diff *d, const char *name, double b, double h)
@@ -222,20 +234,22 @@ static void build_children(struct report_tree *t)
  * decides), keep the functions whose ratio is within 3 standard errors of it, and average
  * those weighted by precision (again capped). Its own variance is added to every comparison.
  */
-static void estimate_scale(struct report_diff *d, const struct func_sums *fs)
+static void estimate_scale(struct report_diff *d, const struct func_sums *fs,
+                           const struct stats_noise *noise)
 {
 	const struct profile *names = d->tree.names;
 	size_t nf = names->nframes, n = 0;
 	double *y = xmalloc(st_mult(nf ? nf : 1, sizeof(*y)));
 	double *v = xmalloc(st_mult(nf ? nf : 1, sizeof(*v)));
 	double *w = xmalloc(st_mult(nf ? nf : 1, sizeof(*w)));
-	double c0 = d->c, extra = d->extra_variance * (1 + 1 / (double)d->base_runs), sum = 0;
+	double c0 = d->c, sum = 0;
 	for (size_t f = 0; f < nf; f++) {
 		if (!is_function(names, (uint32_t)f) || !(fs->self_h[f] > 0) ||
 		    !(fs->self_b[f] > 0))
 			continue;
 		y[n] = log(fs->self_h[f] / (c0 * fs->self_b[f]));
-		v[n] = 1 / fs->self_h[f] + 1 / fs->self_b[f] + extra;
+		v[n] = 1 / fs->self_h[f] + 1 / fs->self_b[f] +
+		       noise[f].extra * (1 + 1 / (double)d->base_runs);
 		w[n] = fs->self_h[f] + c0 * fs->self_b[f];
 		sum += w[n];
 		n++;
@@ -291,38 +305,99 @@ out:
 	free(w);
 }
 
-static void estimate_spread(struct report_diff *d, struct profile *const *runs, size_t nruns)
+/* Each item's own run-to-run spread: per test (by names string id), per function's self and
+ * total time (by names frame). */
+struct noise_model {
+	struct stats_noise *test, *self, *total;
+};
+
+/* Interns a history run's frames and test names into names (before its arrays are sized). */
+static void intern_history(struct profile *names, const struct profile *run)
+{
+	struct side_map sm;
+	map_side(names, run, 0, &sm);
+	side_map_release(&sm);
+	for (size_t k = 0; k < run->nsamples; k++)
+		profile_intern(names, profile_str(run, run->samples[k].test));
+}
+
+/* Adds history run i's counts (of m) per test, per frame self and per frame total (a frame
+ * counted once per stack under recursion) to column i of xt, xs and xT. */
+static void history_counts(struct profile *names, const struct profile *run, size_t i, size_t m,
+                           double *xt, double *xs, double *xT, double *tot)
+{
+	size_t ns = names->nstr, nf = names->nframes, nn = run->nnodes;
+	struct side_map sm;
+	map_side(names, run, 0, &sm);
+	double *total = xcalloc(nn ? nn : 1, sizeof(*total));
+	for (size_t k = 0; k < run->nsamples; k++) {
+		const struct profile_sample *smp = &run->samples[k];
+		double c = (double)smp->count;
+		uint32_t t = profile_intern(names, profile_str(run, smp->test));
+		if (t < ns)
+			xt[(size_t)t * m + i] += c;
+		tot[i] += c;
+		if (!smp->node)
+			continue;
+		uint32_t fr = sm.frame[run->nodes[smp->node].frame];
+		if (fr < nf)
+			xs[(size_t)fr * m + i] += c;
+		total[smp->node] += c;
+	}
+	for (size_t n = nn; n-- > 1;)
+		total[run->nodes[n].parent] += total[n];
+	for (size_t n = 1; n < nn; n++) {
+		uint32_t fr = sm.frame[run->nodes[n].frame];
+		int rep = 0;
+		for (uint32_t up = run->nodes[n].parent; up && !rep; up = run->nodes[up].parent)
+			rep = sm.frame[run->nodes[up].frame] == fr;
+		if (!rep && fr < nf)
+			xT[(size_t)fr * m + i] += total[n];
+	}
+	free(total);
+	side_map_release(&sm);
+}
+
+/*
+ * Learns the noise model from the history runs (stats_item_noise: each item's own spread,
+ * shrunk toward the median of its kind). Without two history runs every item gets the assumed
+ * REPORT_MIN_EXTRA_VARIANCE. d->extra_variance is the functions' pooled value.
+ */
+static void estimate_noise(struct report_diff *d, struct profile *const *runs, size_t nruns,
+                           struct noise_model *nm)
 {
 	struct profile *names = d->tree.names;
-	d->extra_variance = REPORT_MIN_EXTRA_VARIANCE;
-	d->extra_estimated = 0;
-	if (nruns < 2 || !runs)
-		return;
-	/* Frames of the runs were interned before the arrays were sized; map them again (all
-	 * lookups now, no new entries). */
-	size_t nf = names->nframes, m = nruns;
-	double *x = xcalloc(st_mult(nf ? nf : 1, m), sizeof(*x));
-	double *tot = xcalloc(m, sizeof(*tot));
-	for (size_t i = 0; i < m; i++) {
-		struct side_map sm;
-		map_side(names, runs[i], 0, &sm);
-		for (size_t k = 0; k < runs[i]->nsamples; k++) {
-			const struct profile_sample *s = &runs[i]->samples[k];
-			uint32_t fr = sm.frame[runs[i]->nodes[s->node].frame];
-			if (s->node && fr < nf)
-				x[(size_t)fr * m + i] += (double)s->count;
-			tot[i] += (double)s->count;
-		}
-		side_map_release(&sm);
-	}
-	/* Measured on a few runs, the estimate is rough: add one standard error (and keep at
-	 * least half a percent), so that an unlucky low estimate does not make noise
-	 * significant. */
-	double se, a = stats_extra_variance(x, nf, m, tot, &se);
-	d->extra_variance = fmax(a + se, REPORT_MIN_MEASURED_VARIANCE);
-	d->extra_estimated = 1;
-	free(x);
+	size_t ns = names->nstr, nf = names->nframes, m = runs ? nruns : 0;
+	nm->test = xcalloc(ns ? ns : 1, sizeof(*nm->test));
+	nm->self = xcalloc(nf ? nf : 1, sizeof(*nm->self));
+	nm->total = xcalloc(nf ? nf : 1, sizeof(*nm->total));
+	d->history_runs = m;
+	d->extra_estimated = m >= 2;
+	size_t mm = m ? m : 1;
+	double *xt = xcalloc(st_mult(ns ? ns : 1, mm), sizeof(double));
+	double *xs = xcalloc(st_mult(nf ? nf : 1, mm), sizeof(double));
+	double *xT = xcalloc(st_mult(nf ? nf : 1, mm), sizeof(double));
+	double *tot = xcalloc(mm, sizeof(double));
+	for (size_t i = 0; i < m; i++)
+		history_counts(names, runs[i], i, m, xt, xs, xT, tot);
+	double floor = m >= 2 ? REPORT_MIN_MEASURED_VARIANCE : REPORT_MIN_EXTRA_VARIANCE;
+	stats_item_noise(xt, ns, m, tot, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE, floor,
+	                 nm->test, NULL);
+	stats_item_noise(xs, nf, m, tot, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE, floor,
+	                 nm->self, &d->extra_variance);
+	stats_item_noise(xT, nf, m, tot, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE, floor,
+	                 nm->total, NULL);
+	free(xt);
+	free(xs);
+	free(xT);
 	free(tot);
+}
+
+static void noise_model_release(struct noise_model *nm)
+{
+	free(nm->test);
+	free(nm->self);
+	free(nm->total);
 }
 
 /* Sums over the topmost node of each frame on each stack (a function's total) of v. */
@@ -384,7 +459,7 @@ void report_diff_settle(struct report_diff *d)
 }
 
 void report_diff_new(struct report_diff **out, const struct profile *base, size_t base_nruns,
-                     struct profile *const *base_runs, size_t nruns, const struct profile *head,
+                     struct profile *const *history, size_t nhistory, const struct profile *head,
                      const struct report_options *o)
 {
 	struct report_diff *d = xcalloc(1, sizeof(*d));
@@ -400,11 +475,8 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	struct side_map hm, bm;
 	map_side(t->names, head, 1, &hm);
 	map_side(t->names, base, 1, &bm);
-	for (size_t i = 0; base_runs && i < nruns; i++) {
-		struct side_map sm;
-		map_side(t->names, base_runs[i], 0, &sm);
-		side_map_release(&sm);
-	}
+	for (size_t i = 0; history && i < nhistory; i++)
+		intern_history(t->names, history[i]);
 	struct profile *names = t->names;
 	size_t nn = names->nnodes, nf = names->nframes, ns = names->nstr;
 	t->head_self = xcalloc(nn, sizeof(double));
@@ -445,8 +517,9 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	frame_totals(names, t->head, rep, fs.total_h);
 	frame_totals(names, t->base, rep, fs.total_b);
 
-	estimate_spread(d, base_runs, nruns);
-	estimate_scale(d, &fs);
+	struct noise_model nm;
+	estimate_noise(d, history, nhistory, &nm);
+	estimate_scale(d, &fs, nm.self);
 	d->c *= d->scale;
 
 	/* Tests and self times first: which functions are flagged on their own. */
@@ -457,11 +530,14 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 		if (!(test_h[s] > 0) && !(test_b[s] > 0))
 			continue;
 		add_item(d, &items_alloc, REPORT_TEST, profile_str(names, (uint32_t)s), "",
-		         UINT32_MAX, test_b[s], test_h[s]);
+		         UINT32_MAX, test_b[s], test_h[s], &nm.test[s]);
 		/* "(outside tests)" is harness and tool time, and takes the jitter of where tests
 		 * begin and end: judged only when it is the whole suite (no test attributed).
-		 * Functions running there are judged as functions. */
-		if (!*profile_str(names, (uint32_t)s) && named_tests) {
+		 * A test new or gone is an attribution change (a test added, removed, or whose
+		 * samples went to "(outside tests)" in one run), never a regression. Functions
+		 * running there are judged as functions. */
+		int outside = !*profile_str(names, (uint32_t)s);
+		if (named_tests && (outside || !(test_b[s] > 0) || !(test_h[s] > 0))) {
 			d->items[d->nitems - 1].cmp.tested = 0;
 			d->items[d->nitems - 1].cmp.p = 1;
 		}
@@ -472,7 +548,8 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 			continue;
 		const struct profile_frame *fr = &names->frames[f];
 		add_item(d, &items_alloc, REPORT_SELF, profile_str(names, fr->function),
-		         profile_str(names, fr->module), (uint32_t)f, fs.self_b[f], fs.self_h[f]);
+		         profile_str(names, fr->module), (uint32_t)f, fs.self_b[f], fs.self_h[f],
+		         &nm.self[f]);
 	}
 	judge(d);
 	for (size_t i = 0; i < d->nitems; i++)
@@ -508,7 +585,8 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 		if (same_as_test(d, profile_str(names, fr->function), res_b[f], res_h[f]))
 			continue;
 		add_item(d, &items_alloc, REPORT_TOTAL, profile_str(names, fr->function),
-		         profile_str(names, fr->module), (uint32_t)f, res_b[f], res_h[f]);
+		         profile_str(names, fr->module), (uint32_t)f, res_b[f], res_h[f],
+		         &nm.total[f]);
 	}
 	judge(d);
 
@@ -527,6 +605,7 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	free(rep);
 	free(test_h);
 	free(test_b);
+	noise_model_release(&nm);
 	*out = d;
 }
 

@@ -21,10 +21,12 @@ struct report_options {
 #define REPORT_MIN_SHARE  0.005
 #define REPORT_ALPHA      0.001
 #define REPORT_BASE_RUNS  5
-/* Run-to-run spread beyond sampling noise (alpha in var = mu + alpha mu^2, the squared CV of
- * a function's time per run): assumed with one base run, a floor when measured on several. */
+/* Run-to-run spread beyond sampling noise (the variance of log time per run, about the squared
+ * CV): assumed when there is no history to learn it from, a floor when learned. */
 #define REPORT_MIN_EXTRA_VARIANCE    1e-4   /* 1 % */
 #define REPORT_MIN_MEASURED_VARIANCE 2.5e-5 /* 0.5 % */
+/* History runs the noise model needs before a verdict may fail a build. */
+#define REPORT_MIN_HISTORY 3
 
 void report_options_init(struct report_options *o);
 
@@ -46,8 +48,10 @@ struct report_cmp {
 	double expected; /* head samples if nothing changed: base per run, times the scale */
 	double change;   /* head_count / expected - 1 (INFINITY when new) */
 	double p, q;     /* p-value and BH-adjusted p-value; 1 when not tested */
-	int tested;      /* judged: share >= min_share on one side (and not "(outside tests)"
-	                    when tests were attributed) */
+	double noise;    /* the item's run-to-run spread used (variance of log time per run) */
+	double dof;      /* degrees of freedom behind it */
+	int tested;      /* judged: share >= min_share on one side, and not an attribution change
+	                    (a test new, gone, or "(outside tests)" when tests were attributed) */
 	int significant; /* q <= alpha and |change| >= min_change */
 	enum report_kind kind;
 	/* ciprof ab only (0 otherwise): the standard deviation of the rounds' log head/base
@@ -102,8 +106,9 @@ struct report_diff {
 	size_t scale_functions;            /* functions the scale was estimated from */
 	int scale_estimated;               /* 0: too few functions, scale = 1 */
 	double c;                          /* head samples per base sample if unchanged */
-	double extra_variance;             /* run-to-run spread used (alpha) */
-	int extra_estimated;               /* from >= 2 base runs (else the floor) */
+	double extra_variance;             /* pooled run-to-run spread of functions (the prior) */
+	int extra_estimated;               /* learned from >= 2 history runs (else assumed) */
+	size_t history_runs;               /* base-branch runs the noise was learned from */
 	struct report_item *items;         /* sorted: flagged first, biggest change first */
 	size_t nitems;
 	size_t ntested, nregressed, nimproved;
@@ -113,12 +118,13 @@ struct report_diff {
 };
 
 /*
- * Compares head with base (base_nruns runs merged). base_runs (may be NULL, nruns entries)
- * are the individual base runs, used only to estimate the run-to-run spread. *out is owned
- * (report_diff_free). Never fails.
+ * Compares head with base (base_nruns runs merged). history (may be NULL, nhistory entries)
+ * are recent runs of the base branch, one profile each, used only to learn each item's
+ * run-to-run spread (stats_item_noise); they need not be the runs merged into base. *out is
+ * owned (report_diff_free). Never fails.
  */
 void report_diff_new(struct report_diff **out, const struct profile *base, size_t base_nruns,
-                     struct profile *const *base_runs, size_t nruns, const struct profile *head,
+                     struct profile *const *history, size_t nhistory, const struct profile *head,
                      const struct report_options *o);
 void report_diff_free(struct report_diff *d);
 

@@ -40,6 +40,7 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 	json_object_set_new(o, "significant", json_boolean(c->significant));
 	json_object_set_new(o, "kind", json_string(report_kind_name(c->kind)));
 	json_object_set_new(o, "tested", json_boolean(c->tested));
+	json_object_set_new(o, "noise_cv", jnum(sqrt(c->noise)));
 	json_object_set_new(o, "base_seconds", jnum(c->base_seconds));
 	json_object_set_new(o, "head_seconds", jnum(c->head_seconds));
 	json_object_set_new(o, "base_samples", jnum(c->base_count));
@@ -84,6 +85,10 @@ int report_json(const struct report *r, struct strbuf *out)
 	json_object_set_new(root, "base_commit", jstr(r->base->commit));
 	json_object_set_new(root, "baseline", d ? jstr(r->base->rule) : json_null());
 	json_object_set_new(root, "no_baseline", json_boolean(!d));
+	/* An advisory verdict never fails a build (too little history, a fallback baseline). */
+	json_object_set_new(root, "advisory", json_boolean(r->advisory != NULL));
+	if (r->advisory)
+		json_object_set_new(root, "advisory_reason", jstr(r->advisory));
 	if (!d)
 		json_object_set_new(root, "message", jstr(r->base->none));
 	json_t *tests = json_array(), *funcs = json_array();
@@ -109,6 +114,7 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(sum, "improvements", json_integer((json_int_t)d->nimproved));
 		json_object_set_new(sum, "run_to_run_cv", jnum(sqrt(d->extra_variance)));
 		json_object_set_new(sum, "spread_measured", json_boolean(d->extra_estimated));
+		json_object_set_new(sum, "history_runs", json_integer((json_int_t)d->history_runs));
 		json_object_set_new(root, "summary", sum);
 		json_t *opts = json_object();
 		json_object_set_new(opts, "min_change", jnum(d->opts.min_change));

@@ -238,6 +238,9 @@ static void result_cell(struct strbuf *o, const struct report_item *it, double m
 		strbuf_addch(o, ')');
 	} else if (!c->tested && !*it->name)
 		strbuf_addstr(o, "not judged (harness and tools)");
+	else if (!c->tested && it->measure == REPORT_TEST && (c->base_count > 0 || c->head_count > 0) &&
+	         !(c->base_count > 0 && c->head_count > 0))
+		strbuf_addstr(o, "not judged (a test new or gone is an attribution change)");
 	else if (c->kind == REPORT_REGRESSION)
 		strbuf_addf(o, "▲ <b>slower</b> (q = %.2g)", c->q);
 	else if (c->kind == REPORT_IMPROVEMENT)
@@ -835,14 +838,18 @@ static void ab_footer(struct strbuf *o, const struct report_diff *d, const struc
 /* The method, in one line under a history-mode report. */
 static void history_footer(struct strbuf *o, const struct report_diff *d)
 {
+	strbuf_addstr(o, "<sub>ciprof report: CPU time per test and per function against the "
+	                 "suite-wide factor; each judged against its own run-to-run spread ");
+	if (d->extra_estimated)
+		strbuf_addf(o, "learned from %zu base-branch runs (typical CV %.1f %%)",
+		            d->history_runs, 100 * sqrt(d->extra_variance));
+	else
+		strbuf_addf(o, "(assumed CV %.1f %%: fewer than 2 base-branch runs)",
+		            100 * sqrt(d->extra_variance));
 	strbuf_addf(o,
-	            "<sub>ciprof report: CPU time per test and per function against the "
-	            "suite-wide factor; a likelihood-ratio test on sample counts widened by the "
-	            "run-to-run spread (CV %.1f %%%s), Benjamini–Hochberg at FDR %.2g %% over "
-	            "%zu comparisons, minimum change %.2g %%, minimum share %.2g %% of "
+	            " plus sampling error, Benjamini–Hochberg at FDR %.2g %% over %zu "
+	            "comparisons, minimum change %.2g %%, minimum share %.2g %% of "
 	            "samples.</sub>\n",
-	            100 * sqrt(d->extra_variance),
-	            d->extra_estimated ? ", measured on the base runs" : ", assumed",
 	            100 * d->opts.alpha, d->ntested, 100 * d->opts.min_change,
 	            100 * d->opts.min_share);
 }
@@ -890,6 +897,11 @@ static void render(struct strbuf *o, const struct report *r, const struct md_lim
 		ab_heading(o, d->ab);
 	verdict_line(o, r);
 	head_line(o, r, lim);
+	if (r->advisory) {
+		strbuf_addstr(o, "> **Advisory:** this verdict does not fail the build: ");
+		report_escape(o, r->advisory, REPORT_ESC_MD, 300);
+		strbuf_addstr(o, ".\n\n");
+	}
 	size_t shown = 0;
 	findings_section(o, r, lim, REPORT_REGRESSION, &shown);
 	findings_section(o, r, lim, REPORT_IMPROVEMENT, &shown);

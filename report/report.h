@@ -37,6 +37,9 @@ struct report {
 	const char *pr_head;              /* the PR's own head commit (the run's may be a merge) */
 	const char *artifact_url;         /* where the HTML report can be downloaded */
 	int focus;                        /* SVG: only the subtrees that hold findings */
+	/* Why the verdict is advisory (cannot fail a build): too little history, a fallback
+	 * baseline; NULL when it is not. Borrowed. */
+	const char *advisory;
 };
 
 /* The sticky comment's hidden first line: REPORT_MARKER, or with an id

@@ -416,3 +416,87 @@ out:
 	git_libgit2_shutdown();
 	return ret;
 }
+
+/* --- report-time questions about a head commit --- */
+
+struct gitmeta_repo {
+	git_repository *repo;
+};
+
+int gitmeta_repo_open(struct gitmeta_repo **out, const char *dir)
+{
+	git_repository *repo = NULL;
+	*out = NULL;
+	if (git_libgit2_init() < 0)
+		return gm_fail("cannot initialise libgit2");
+	int err = git_repository_open_ext(&repo, dir && *dir ? dir : ".", 0, NULL);
+	if (err < 0) {
+		/* Not in a repository, or one we may not use: report from the store alone. */
+		git_libgit2_shutdown();
+		return 0;
+	}
+	*out = xcalloc(1, sizeof(**out));
+	(*out)->repo = repo;
+	return 0;
+}
+
+void gitmeta_repo_free(struct gitmeta_repo *r)
+{
+	if (!r)
+		return;
+	git_repository_free(r->repo);
+	free(r);
+	git_libgit2_shutdown();
+}
+
+char *gitmeta_base_branch(struct gitmeta_repo *r, const char *arg, char *const *envp)
+{
+	if (!r) {
+		const char *ci = arg && *arg ? arg : base_from_ci(envp);
+		return xstrdup(ci ? ci : "");
+	}
+	return choose_base(r->repo, arg, envp);
+}
+
+/* The commit a full or abbreviated hex id names; GIT_ENOTFOUND when none. */
+static int commit_oid(git_oid *out, git_repository *repo, const char *hex)
+{
+	git_object *obj = NULL;
+	size_t n = strlen(hex);
+	if (n < 4 || n > GIT_OID_HEXSZ)
+		return GIT_ENOTFOUND;
+	git_oid prefix;
+	if (git_oid_fromstrn(&prefix, hex, n) < 0)
+		return GIT_ENOTFOUND;
+	int err = git_object_lookup_prefix(&obj, repo, &prefix, n, GIT_OBJECT_COMMIT);
+	if (err < 0)
+		return GIT_ENOTFOUND;
+	git_oid_cpy(out, git_object_id(obj));
+	git_object_free(obj);
+	return 0;
+}
+
+int gitmeta_merge_base(struct gitmeta_repo *r, const char *commit, const char *base,
+                       char out[GITMETA_HEX_SIZE])
+{
+	git_oid head, b, mb;
+	out[0] = '\0';
+	if (!r || !*commit || !*base)
+		return 0;
+	if (commit_oid(&head, r->repo, commit) < 0 || resolve_base(&b, r->repo, base) < 0)
+		return 0;
+	if (git_merge_base(&mb, r->repo, &head, &b) == 0)
+		git_oid_tostr(out, GITMETA_HEX_SIZE, &mb);
+	return 0;
+}
+
+int gitmeta_is_ancestor(struct gitmeta_repo *r, const char *anc, const char *commit)
+{
+	git_oid a, c;
+	if (!r || commit_oid(&c, r->repo, commit) < 0 || commit_oid(&a, r->repo, anc) < 0)
+		return -1;
+	if (git_oid_equal(&a, &c))
+		return 1;
+	int v = git_graph_descendant_of(r->repo, &c, &a);
+	return v < 0 ? -1 : v;
+}

@@ -27,6 +27,28 @@ const char *gitmeta_env_get(char *const *envp, const char *name);
 int gitmeta_collect(struct run_meta *m, const char *dir, const char *base_branch,
                     char *const *envp);
 
+/*
+ * Report-time questions about a head commit, asked of the repository when it is there (the
+ * store alone answers without it). gitmeta_repo_open sets *out NULL and returns 0 outside a
+ * repository; -1 with cp_error only when libgit2 cannot start. Each function accepts NULL.
+ */
+struct gitmeta_repo;
+#define GITMETA_HEX_SIZE 41
+int gitmeta_repo_open(struct gitmeta_repo **out, const char *dir);
+void gitmeta_repo_free(struct gitmeta_repo *r);
+/* The base branch, the one rule for run, report and comment: arg when non-empty (a flag or
+ * .ciprof.yml's report.base-branch), else CI's target branch (GITHUB_BASE_REF,
+ * CI_MERGE_REQUEST_TARGET_BRANCH_NAME, CI_DEFAULT_BRANCH), else the remote's default branch,
+ * else main or master that exists; "" when none. Owned. */
+char *gitmeta_base_branch(struct gitmeta_repo *r, const char *arg, char *const *envp);
+/* out = the merge-base of commit (hex, may be abbreviated) with base (a branch or revision);
+ * "" when either is unknown here or they share no history. Returns 0. */
+int gitmeta_merge_base(struct gitmeta_repo *r, const char *commit, const char *base,
+                       char out[GITMETA_HEX_SIZE]);
+/* 1 when anc is commit or one of its ancestors, 0 when not, -1 when it cannot be told (a
+ * commit missing from the repository, e.g. a shallow clone). */
+int gitmeta_is_ancestor(struct gitmeta_repo *r, const char *anc, const char *commit);
+
 /* Fills m's CI fields (ci_provider, pr_number, job_url) from envp; unknown: "" and 0. */
 void gitmeta_ci(struct run_meta *m, char *const *envp);
 

@@ -359,14 +359,16 @@ static int merge_runs(struct store *s, const struct store_query *q, struct profi
 	while ((rc = sqlite3_step(agg)) == SQLITE_ROW) {
 		ALLOC_GROW(idv, n + 1, alloc);
 		idv[n++] = sqlite3_column_int64(agg, 0);
-		p->stats.samples += (uint64_t)sqlite3_column_int64(agg, 1);
-		p->stats.lost += (uint64_t)sqlite3_column_int64(agg, 2);
-		p->stats.processes += (uint64_t)sqlite3_column_int64(agg, 3);
-		p->stats.threads += (uint64_t)sqlite3_column_int64(agg, 4);
-		p->stats.cpu_seconds += sqlite3_column_double(agg, 5);
-		p->stats.wall_seconds += sqlite3_column_double(agg, 6);
-		if (sqlite3_column_int(agg, 7) > p->stats.hz)
-			p->stats.hz = sqlite3_column_int(agg, 7);
+		struct profile_stats row = {
+		        .samples = (uint64_t)sqlite3_column_int64(agg, 1),
+		        .lost = (uint64_t)sqlite3_column_int64(agg, 2),
+		        .processes = (uint64_t)sqlite3_column_int64(agg, 3),
+		        .threads = (uint64_t)sqlite3_column_int64(agg, 4),
+		        .cpu_seconds = sqlite3_column_double(agg, 5),
+		        .wall_seconds = sqlite3_column_double(agg, 6),
+		        .hz = sqlite3_column_int(agg, 7),
+		};
+		profile_stats_add(&p->stats, &row);
 	}
 	sqlite3_finalize(agg);
 	if (rc != SQLITE_DONE) {
@@ -374,9 +376,7 @@ static int merge_runs(struct store *s, const struct store_query *q, struct profi
 		store_sqlerr(s, "summing run stats");
 		goto out;
 	}
-	if (p->stats.samples)
-		p->stats.period_ns =
-		        (uint64_t)(p->stats.cpu_seconds * 1e9 / (double)p->stats.samples);
+	profile_stats_finish(&p->stats);
 	if (nruns)
 		*nruns = n;
 	if (ids)

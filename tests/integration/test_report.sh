@@ -109,12 +109,20 @@ expect_grep "the artifact is linked" "$TMP/r.out" "[HTML report and flame graph]
 report --base main --artifact-url 'javascript:alert(1)'
 expect_no_grep "an unsafe URL is not linked" "$TMP/r.out" "javascript"
 
-# --- no baseline: a message in every format, exit 0 ---
+# --- no baseline: a message in every format, exit 0 and a warning; with --fail-on-regression
+# an unknown base is an error naming the branches that exist (a typo must not pass forever) ---
 for fmt in md json html svg; do
-	report --base no-such-branch --format "$fmt" --fail-on-regression
+	report --base no-such-branch --format "$fmt"
 	expect_rc "no baseline ($fmt)" 0 r
 	expect_grep "no baseline ($fmt) says so" "$TMP/r.out" "no-such-branch"
 done
+(cd "$REPO" && "$CIPROF" report --db "$DB" --base no-such-branch) >/dev/null 2>"$TMP/w.err" </dev/null
+expect_grep "an unknown --base warns" "$TMP/w.err" "warning"
+expect_grep "the warning names the branches" "$TMP/w.err" "branches: "
+report --base mian --fail-on-regression
+expect_rc "an unknown --base with --fail-on-regression is an error" 3 r
+expect_grep "the error lists the branches" "$TMP/r.err" "(branches: "
+expect_grep "the error lists main" "$TMP/r.err" "main"
 report --base no-such-branch --format json
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["no_baseline"] and r["verdict"]=="ok" and r["base"]==[] else 1)' \
 	"$TMP/r.out" && ok "no baseline: JSON verdict ok, no_baseline true" ||
@@ -124,6 +132,15 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["no
 report --base 1 --format json
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["base"]==[1] and r["baseline"]=="run 1" else 1)' \
 	"$TMP/r.out" && ok "--base 1 compares with run 1" || check_failed "--base 1: unexpected baseline"
+# One base run is too little history to learn noise from: the regression is reported, but it
+# is advisory and --fail-on-regression does not fail the build.
+report --base 1 --format json --fail-on-regression
+expect_rc "a regression on one base run is advisory" 0 r
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["verdict"]=="regression" and r["advisory"] and "noise" in r["advisory_reason"] else 1)' \
+	"$TMP/r.out" && ok "advisory: verdict regression, advisory true with its reason" ||
+	check_failed "advisory: unexpected JSON $(head -c 300 "$TMP/r.out")"
+report --base 1
+expect_grep "the Markdown says it is advisory" "$TMP/r.out" "**Advisory:** this verdict does not fail the build"
 main_commit=$(git -C "$REPO" rev-parse main)
 report --base "${main_commit:0:8}" --format json
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["base"]==[1,2,3] else 1)' \

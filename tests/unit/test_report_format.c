@@ -600,6 +600,30 @@ static void test_hostile_json(void **state)
 	fixture_release(&fx);
 }
 
+static void test_advisory(void **state)
+{
+	(void)state;
+	/* A regression on too little history is shown as advisory, in Markdown and JSON. */
+	struct fixture fx;
+	fixture_init(&fx, head_c, N(head_c), "feature/x");
+	fx.rep.advisory = "the base branch has 2 runs <b>";
+	struct strbuf md = STRBUF_INIT, js = STRBUF_INIT;
+	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_non_null(strstr(md.buf, "> **Advisory:** this verdict does not fail the build: "
+	                               "the base branch has 2 runs &#60;b&#62;."));
+	assert_int_equal(report_json(&fx.rep, &js), 0);
+	json_error_t err;
+	json_t *j = json_loads(js.buf, 0, &err);
+	assert_non_null(j);
+	assert_true(json_is_true(json_object_get(j, "advisory")));
+	assert_string_equal(json_string_value(json_object_get(j, "advisory_reason")),
+	                    "the base branch has 2 runs <b>");
+	json_decref(j);
+	strbuf_release(&md);
+	strbuf_release(&js);
+	fixture_release(&fx);
+}
+
 static void test_json_shape(void **state)
 {
 	(void)state;
@@ -1033,6 +1057,7 @@ int main(void)
 	        cmocka_unit_test(test_hostile_svg),
 	        cmocka_unit_test(test_hostile_json),
 	        cmocka_unit_test(test_json_shape),
+	        cmocka_unit_test(test_advisory),
 	        cmocka_unit_test(test_svg_layout),
 	        cmocka_unit_test(test_markdown_limit),
 	        cmocka_unit_test(test_html_basic),

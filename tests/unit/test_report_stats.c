@@ -95,35 +95,91 @@ static void test_bh(void **state)
 	assert_true(fabs(p2[3] - 0.9) < 1e-12);
 }
 
-static void test_extra_variance(void **state)
+static void test_t_sf2(void **state)
 {
 	(void)state;
-	/* 40 items over 5 runs, true CV 5 %: alpha = 0.0025 recovered within 40 %. */
+	/* Table values of Student's t, two-sided. */
+	assert_true(fabs(stats_t_sf2(12.7062047, 1) - 0.05) < 1e-6);
+	assert_true(fabs(stats_t_sf2(2.22813885, 10) - 0.05) < 1e-6);
+	assert_true(fabs(stats_t_sf2(-2.22813885, 10) - 0.05) < 1e-6);
+	assert_true(fabs(stats_t_sf2(4.60409487, 4) - 0.01) < 1e-6);
+	assert_true(fabs(stats_t_sf2(3.16927267, 10) - 0.01) < 1e-6);
+	/* The normal limit, and the edges. */
+	assert_true(fabs(stats_t_sf2(1.95996398, INFINITY) - 0.05) < 1e-8);
+	assert_true(fabs(stats_t_sf2(1.95996398, 1e7) - 0.05) < 1e-6);
+	assert_true(stats_t_sf2(0, 5) == 1.0);
+	assert_true(stats_t_sf2(INFINITY, 5) == 0.0);
+	assert_true(stats_t_sf2(NAN, 5) == 1.0);
+	/* Heavier tails than the normal: a t of 5 on 4 dof is far from certain. */
+	assert_true(stats_t_sf2(5, 4) > 0.005 && stats_t_sf2(5, 4) < 0.01);
+}
+
+static void test_item_noise(void **state)
+{
+	(void)state;
+	/* 40 items over 10 runs: most steady (CV 2 %), item 3 swings several-fold (log sd 0.6),
+	 * item 7 is small (sampling dominates). Each run's total also moves by up to 30 %
+	 * (a slower runner), which must not count as spread. */
 	struct rng r = {7};
-	enum { NF = 40, M = 5 };
-	double x[NF * M], tot[M] = {0};
+	enum { NF = 40, M = 10 };
+	double x[NF * M], tot[M] = {0}, speed[M];
+	for (int i = 0; i < M; i++)
+		speed[i] = 1 + 0.3 * rng_uniform(&r);
 	for (int f = 0; f < NF; f++) {
-		double mu = 200.0 + 100.0 * f;
+		double mu = f == 7 ? 30 : 500.0 + 100.0 * f;
+		double sd = f == 3 ? 0.6 : 0.02;
 		for (int i = 0; i < M; i++) {
-			double m = mu * exp(0.05 * rng_normal(&r) - 0.00125);
-			x[f * M + i] = (double)rng_poisson(&r, m);
+			x[f * M + i] = (double)rng_poisson(&r, mu * speed[i] * exp(sd * rng_normal(&r)));
 			tot[i] += x[f * M + i];
 		}
 	}
-	double a = stats_extra_variance(x, NF, M, tot, NULL);
-	print_message("extra variance: true 0.0025, estimated %.5f\n", a);
-	assert_true(a > 0.0015 && a < 0.0035);
-	/* Pure Poisson: about 0. */
+	struct stats_noise nz[NF];
+	double pooled;
+	stats_item_noise(x, NF, M, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+	print_message("item noise: pooled %.5f (true 0.0004), swinging item %.3f (true 0.36), "
+	              "steady item %.5f, small item %.5f\n",
+	              pooled, nz[3].extra, nz[20].extra, nz[7].extra);
+	/* The pool is the steady items' spread, not pulled up by the swinging one. */
+	assert_true(pooled > 0.0002 && pooled < 0.0008);
+	/* The swinging item keeps most of its own spread; the steady ones stay near the pool. */
+	assert_true(nz[3].extra > 0.1);
+	assert_true(nz[20].extra < 0.002);
+	assert_true(nz[7].extra < 0.01);
+	assert_true(nz[3].dof == STATS_PRIOR_DOF + M - 1);
+	/* Without history: the default, on the prior's degrees of freedom. */
+	stats_item_noise(x, NF, 1, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+	assert_true(pooled == 1e-4 && nz[3].extra == 1e-4 && nz[3].dof == STATS_PRIOR_DOF);
+	/* Pure Poisson: the floor. */
+	for (int i = 0; i < M; i++)
+		tot[i] = 0;
 	for (int f = 0; f < NF; f++)
 		for (int i = 0; i < M; i++)
-			x[f * M + i] = (double)rng_poisson(&r, 500);
-	for (int i = 0; i < M; i++) {
-		tot[i] = 0;
-		for (int f = 0; f < NF; f++)
-			tot[i] += x[f * M + i];
+			tot[i] += x[f * M + i] = (double)rng_poisson(&r, 500);
+	stats_item_noise(x, NF, M, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+	assert_true(pooled == 2.5e-5);
+}
+
+static void test_log_ratio_test(void **state)
+{
+	(void)state;
+	/* The ratio c is honoured; direction is symmetric on the log scale. */
+	assert_true(stats_log_ratio_test(2000, 1000, 2, 0, 10) > 0.98);
+	assert_true(stats_log_ratio_test(1300, 1000, 1, 0, 10) < 1e-8);
+	/* An item's own spread widens it: a 5x swinging item at +30 % is nothing. */
+	assert_true(stats_log_ratio_test(1300, 1000, 1, 0.36 * 2, 17) > 0.5);
+	/* Few degrees of freedom behind a dominant spread: heavier tails. */
+	assert_true(stats_log_ratio_test(2000, 1000, 1, 0.04, 3) >
+	            stats_log_ratio_test(2000, 1000, 1, 0.04, 300) * 5);
+	assert_true(stats_log_ratio_test(0, 0, 1, 0, 10) == 1.0);
+	/* Calibrated under the null with sampling only: P(p <= 0.01) about 0.01. */
+	struct rng r = {43};
+	int hits = 0, n = 20000;
+	for (int i = 0; i < n; i++) {
+		double h = (double)rng_poisson(&r, 300), b = (double)rng_poisson(&r, 900);
+		hits += stats_log_ratio_test(h, b, 1.0 / 3, 0, 10) <= 0.01;
 	}
-	assert_true(stats_extra_variance(x, NF, M, tot, NULL) < 0.0003);
-	assert_true(stats_extra_variance(x, NF, 1, tot, NULL) == 0);
+	print_message("log-ratio test: P(p <= 0.01) under the null = %.4f\n", (double)hits / n);
+	assert_true(hits > 0.006 * n && hits < 0.014 * n);
 }
 
 /* --- the diff on synthetic suites --- */
@@ -222,7 +278,7 @@ static void test_planted_30_percent(void **state)
 		double hz, share;
 		size_t need;   /* of 100 seeds */
 		size_t others; /* seeds where something else is flagged too (FDR 0.1 %) */
-	} cases[] = {{4999, 0.05, 100, 0}, {999, 0.10, 90, 3}};
+	} cases[] = {{4999, 0.05, 95, 0}, {999, 0.10, 70, 3}};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		struct synth base, head;
 		synth_init(&base, 10, cases[c].hz);
@@ -259,7 +315,7 @@ static void test_planted_10_percent(void **state)
 		size_t k;
 		double need; /* fraction of seeds that must detect it */
 	} cases[] = {
-	        {9999, 5, 0.80}, {9999, 10, 0.90}, {9999, 3, 0.0}, {3999, 5, 0.0}, {999, 5, 0.0}};
+	        {9999, 5, 0.75}, {9999, 10, 0.80}, {9999, 3, 0.0}, {3999, 5, 0.0}, {999, 5, 0.0}};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		struct synth base, head;
 		synth_init(&base, 10, cases[c].hz);
@@ -535,6 +591,113 @@ static void test_new_and_gone(void **state)
 	profile_free(head);
 }
 
+static void test_attribution_change_not_judged(void **state)
+{
+	(void)state;
+	/* In the base, test_alpha's samples went to "(outside tests)" (its start was missed);
+	 * in the head they are its own. The test is new, "(outside tests)" shrank: neither is a
+	 * regression or an improvement, and the functions did not change. */
+	struct profile *merged;
+	struct profile *base = profile_new(), *head = profile_new();
+	struct profile *sides[2] = {base, head};
+	for (int side = 0; side < 2; side++) {
+		struct profile *p = sides[side];
+		uint32_t root = profile_node(p, 0, syn_frame(p, "suite", 1));
+		for (int f = 0; f < 6; f++) {
+			char name[16];
+			snprintf(name, sizeof(name), "g_%d", f);
+			uint32_t n = profile_node(p, root, syn_frame(p, name, 0));
+			const char *test = f < 2 ? (side ? "test_alpha" : "") : "test_bravo";
+			profile_add(p, profile_intern(p, test), n, 3000 * (side ? 1 : 3));
+		}
+		p->stats.hz = 999;
+		p->stats.period_ns = 1001001;
+	}
+	merged = base;
+	struct report_options o;
+	report_options_init(&o);
+	struct report_diff *d;
+	report_diff_new(&d, merged, 3, NULL, 0, head, &o);
+	size_t seen = 0;
+	for (size_t i = 0; i < d->nitems; i++) {
+		const struct report_item *it = &d->items[i];
+		assert_int_equal(it->cmp.kind, REPORT_UNCHANGED);
+		if (it->measure == REPORT_TEST && (!strcmp(it->name, "test_alpha") || !*it->name)) {
+			assert_false(it->cmp.tested);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 2);
+	assert_int_equal(d->verdict, REPORT_OK);
+	report_diff_free(d);
+	profile_free(base);
+	profile_free(head);
+}
+
+static void test_memory_bound_swings_not_flagged(void **state)
+{
+	(void)state;
+	/* What CI accumulates: 10 runs of the base branch as history (one per commit), the
+	 * newest 5 of them the baseline (report's default --base-runs).
+	 * f_02 (8 % of the suite) swings several-fold between identical runs (log sd 0.5, like
+	 * a memory-bound walk); the others are steady (CV 2 %). Over 200 A/A comparisons f_02 is
+	 * never flagged, and a +30 % slowdown of a steady 5 % function is still found (at 2999 Hz:
+	 * at 999 Hz a 10-second suite gives it too few samples, see docs/benchmarks.md). */
+	struct synth s;
+	synth_init(&s, 10, 2999);
+	s.jitter = 0.02;
+	s.fjitter[2] = 0.5;
+	int steady = synth_func_near(&s, 0.05);
+	size_t swing_flagged = 0, any_flagged = 0, found = 0, seeds = 200;
+	for (uint64_t seed = 1; seed <= seeds; seed++) {
+		struct rng r = {seed * 104729 + 7};
+		struct profile *hist[10];
+		for (int i = 0; i < 10; i++)
+			hist[i] = synth_run(&s, &r, 1.0);
+		struct synth hs = s;
+		int planted = seed % 2 == 0;
+		if (planted)
+			hs.factor[steady] = 1.3;
+		struct profile *head = synth_run(&hs, &r, 1.0);
+		struct report_options o;
+		report_options_init(&o);
+		struct report_diff *d;
+		struct profile *merged = profile_new();
+		for (int i = 0; i < 5; i++) {
+			profile_merge(merged, hist[i]);
+			profile_stats_add(&merged->stats, &hist[i]->stats);
+		}
+		profile_stats_finish(&merged->stats);
+		report_diff_new(&d, merged, 5, hist, 10, head, &o);
+		profile_free(merged);
+		char want[16];
+		snprintf(want, sizeof(want), "f_%02d", steady);
+		int other = 0;
+		for (size_t i = 0; i < d->nitems; i++) {
+			const struct report_item *it = &d->items[i];
+			if (!it->cmp.significant)
+				continue;
+			if (!strcmp(it->name, "f_02"))
+				swing_flagged++;
+			if (planted && it->measure == REPORT_SELF && !strcmp(it->name, want))
+				found++;
+			else if (!(planted && it->measure == REPORT_TEST))
+				other = 1;
+		}
+		any_flagged += (size_t)other;
+		report_diff_free(d);
+		for (int i = 0; i < 10; i++)
+			profile_free(hist[i]);
+		profile_free(head);
+	}
+	print_message("memory-bound f_02 (log sd 0.5): flagged in %zu of %zu comparisons; "
+	              "+30 %% on steady f_%02d found in %zu of %zu; other flags in %zu\n",
+	              swing_flagged, seeds, steady, found, seeds / 2, any_flagged);
+	assert_int_equal(swing_flagged, 0);
+	assert_true(any_flagged <= 2);
+	assert_true(found >= seeds / 2 * 9 / 10);
+}
+
 static void test_empty_profiles(void **state)
 {
 	(void)state;
@@ -559,7 +722,9 @@ int main(void)
 	        cmocka_unit_test(test_rate_test_calibrated),
 	        cmocka_unit_test(test_weighted_median),
 	        cmocka_unit_test(test_bh),
-	        cmocka_unit_test(test_extra_variance),
+	        cmocka_unit_test(test_t_sf2),
+	        cmocka_unit_test(test_item_noise),
+	        cmocka_unit_test(test_log_ratio_test),
 	        cmocka_unit_test(test_aa_flags_nothing),
 	        cmocka_unit_test(test_planted_30_percent),
 	        cmocka_unit_test(test_planted_10_percent),
@@ -571,6 +736,8 @@ int main(void)
 	        cmocka_unit_test(test_different_rates),
 	        cmocka_unit_test(test_tests_compared),
 	        cmocka_unit_test(test_new_and_gone),
+	        cmocka_unit_test(test_attribution_change_not_judged),
+	        cmocka_unit_test(test_memory_bound_swings_not_flagged),
 	        cmocka_unit_test(test_empty_profiles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,6 +71,7 @@ struct synth {
 	double hz;
 	double seconds; /* CPU seconds of the suite with all factors 1 */
 	double jitter;  /* run-to-run CV of each function's time (lognormal) */
+	double fjitter[SYN_NFUNCS]; /* a function's own extra log-scale spread (0: none) */
 };
 
 static const char *const syn_tests[SYN_NTESTS] = {"test_alpha", "test_bravo", "test_charlie",
@@ -83,6 +84,7 @@ static void synth_init(struct synth *s, double seconds, double hz)
 		s->weight[i] = 1.0 / (i + 3);
 		sum += s->weight[i];
 		s->factor[i] = 1;
+		s->fjitter[i] = 0;
 	}
 	for (int i = 0; i < SYN_NFUNCS; i++)
 		s->weight[i] /= sum;
@@ -127,6 +129,8 @@ static struct profile *synth_run(const struct synth *s, struct rng *r, double sc
 		double mult = s->factor[i] * scale;
 		if (s->jitter > 0)
 			mult *= exp(s->jitter * rng_normal(r) - s->jitter * s->jitter / 2);
+		if (s->fjitter[i] > 0)
+			mult *= exp(s->fjitter[i] * rng_normal(r));
 		double lambda = total_samples * s->weight[i] * mult;
 		uint32_t tid = profile_intern(p, test);
 		if (i % 3 == 0) {

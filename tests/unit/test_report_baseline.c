@@ -1,0 +1,199 @@
+/* report/baseline against a real store: the base branch's runs that the head contains are
+ * chosen (at the merge-base first, then older ones), never later base runs that hold the base
+ * branch's own changes; a missing merge-base run is a fallback; an unknown reference says so
+ * and lists the branches; the history is loaded one run each and the merged baseline is their
+ * sum. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "report/baseline.h"
+#include "store/store.h"
+#include "test_store_util.h"
+
+/* The commits each head contains (its ancestors and itself). */
+struct lineage {
+	const char *const *commits;
+};
+
+static int contains(void *ctx, const char *commit)
+{
+	const struct lineage *l = ctx;
+	for (size_t i = 0; l->commits[i]; i++)
+		if (!strcmp(l->commits[i], commit))
+			return 1;
+	return 0;
+}
+
+struct fixture {
+	char *dir, db[512];
+	struct store *s;
+	int64_t id[8];
+};
+
+/* main: c1 (run 1), c2 (run 2), c3 (runs 3 and 4), later c4 (run 6); feature run 5 at f1
+ * branched from c2; feature run 7 at f2 branched from c3b, a main commit never profiled. */
+static void add(struct fixture *fx, int k, const char *branch, const char *commit,
+                const char *mb)
+{
+	struct run_meta m;
+	tu_meta(&m, branch, commit);
+	run_meta_set(&m.base_branch, "main");
+	run_meta_set(&m.merge_base, mb);
+	struct profile *p = tu_random_profile((uint64_t)k + 1, 3, 40, 12, 4);
+	assert_int_equal(store_add_run(fx->s, &m, p), 0);
+	fx->id[k] = m.id;
+	profile_free(p);
+	run_meta_release(&m);
+}
+
+static void fixture_init(struct fixture *fx)
+{
+	fx->dir = tu_tmpdir();
+	assert_non_null(fx->dir);
+	snprintf(fx->db, sizeof(fx->db), "%s/ciprof.db", fx->dir);
+	assert_int_equal(store_open(&fx->s, fx->db, STORE_CREATE), 0);
+	add(fx, 1, "main", "c1", "c1");
+	add(fx, 2, "main", "c2", "c2");
+	add(fx, 3, "main", "c3", "c3");
+	add(fx, 4, "main", "c3", "c3");
+	add(fx, 5, "feature", "f1", "c2");
+	add(fx, 6, "main", "c4", "c4");
+	add(fx, 7, "feature", "f2", "c3b");
+}
+
+static void fixture_release(struct fixture *fx)
+{
+	store_close(fx->s);
+	char path[600];
+	snprintf(path, sizeof(path), "%s-wal", fx->db);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s-shm", fx->db);
+	unlink(path);
+	unlink(fx->db);
+	rmdir(fx->dir);
+	free(fx->dir);
+}
+
+static void head_of(struct fixture *fx, int k, struct run_meta *m)
+{
+	run_meta_init(m);
+	assert_int_equal(store_get_run(fx->s, fx->id[k], m), 0);
+}
+
+static void test_at_merge_base_and_older(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fixture_init(&fx);
+	static const char *const f1[] = {"f1", "c2", "c1", NULL};
+	struct lineage l = {f1};
+	struct run_meta head;
+	head_of(&fx, 5, &head);
+	/* With ancestry and without it (the recorded merge-base and store order), the same:
+	 * runs 2 (at the merge-base) and 1, never 3, 4 or 6 (main's later changes). */
+	for (int with = 0; with < 2; with++) {
+		struct report_baseline b;
+		report_baseline_init(&b);
+		assert_int_equal(report_baseline_select(fx.s, &head, "main", NULL, 5,
+		                                        with ? contains : NULL, &l, &b),
+		                 0);
+		assert_int_equal(b.n, 2);
+		assert_int_equal(b.ids[0], fx.id[1]);
+		assert_int_equal(b.ids[1], fx.id[2]);
+		assert_int_equal(b.at_merge_base, 1);
+		assert_false(b.fallback);
+		assert_false(b.unknown);
+		assert_int_equal(b.nruns, 2);
+		assert_non_null(strstr(b.rule, "1 at the merge-base c2"));
+		/* The merged baseline is the sum of the runs. */
+		uint64_t sum = profile_total(b.runs[0], NULL) + profile_total(b.runs[1], NULL);
+		assert_true(profile_total(b.merged, NULL) == sum);
+		assert_true(b.merged->stats.samples == b.runs[0]->stats.samples +
+		                                               b.runs[1]->stats.samples);
+		report_baseline_release(&b);
+	}
+	/* --base-runs 1: only the merge-base's run. */
+	struct report_baseline b;
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", NULL, 1, contains, &l, &b), 0);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(b.ids[0], fx.id[2]);
+	assert_non_null(strstr(b.rule, "1 run of main at the merge-base c2"));
+	/* The history still holds both runs the head contains. */
+	assert_int_equal(b.nruns, 2);
+	report_baseline_release(&b);
+	run_meta_release(&head);
+	fixture_release(&fx);
+}
+
+static void test_fallback_only_ancestors(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fixture_init(&fx);
+	/* f2 branched from c3b (after c3, never profiled); c4 came later and is not in it. */
+	static const char *const f2[] = {"f2", "c3b", "c3", "c2", "c1", NULL};
+	struct lineage l = {f2};
+	struct run_meta head;
+	head_of(&fx, 7, &head);
+	struct report_baseline b;
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, NULL, NULL, 10, contains, &l, &b), 0);
+	assert_int_equal(b.n, 4);
+	for (size_t i = 0; i < b.n; i++)
+		assert_true(b.ids[i] != fx.id[6]);
+	assert_int_equal(b.at_merge_base, 0);
+	assert_true(b.fallback);
+	assert_non_null(strstr(b.rule, "none at the merge-base c3b"));
+	report_baseline_release(&b);
+	/* A merge-base computed now (the repository knows better) wins over the recorded one. */
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", "c3", 10, contains, &l, &b), 0);
+	assert_int_equal(b.at_merge_base, 2);
+	assert_false(b.fallback);
+	report_baseline_release(&b);
+	run_meta_release(&head);
+	fixture_release(&fx);
+}
+
+static void test_unknown_ref(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fixture_init(&fx);
+	struct run_meta head;
+	head_of(&fx, 5, &head);
+	struct report_baseline b;
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "mian", NULL, 5, NULL, NULL, &b), 0);
+	assert_int_equal(b.n, 0);
+	assert_true(b.unknown);
+	assert_non_null(strstr(b.none, "mian"));
+	assert_non_null(strstr(b.none, "branches: feature, main)"));
+	report_baseline_release(&b);
+	/* A branch that exists but holds only later runs is not "unknown". */
+	static const char *const none[] = {"f1", NULL};
+	struct lineage l = {none};
+	report_baseline_init(&b);
+	run_meta_set(&head.merge_base, "");
+	assert_int_equal(report_baseline_select(fx.s, &head, "feature", NULL, 5, contains, &l, &b),
+	                 0);
+	assert_int_equal(b.n, 0);
+	assert_false(b.unknown);
+	report_baseline_release(&b);
+	run_meta_release(&head);
+	fixture_release(&fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_at_merge_base_and_older),
+	        cmocka_unit_test(test_fallback_only_ancestors),
+	        cmocka_unit_test(test_unknown_ref),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
