@@ -35,6 +35,8 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 	json_object_set_new(o, "base_share", jnum(c->base_share));
 	json_object_set_new(o, "head_share", jnum(c->head_share));
 	json_object_set_new(o, "delta", jnum(c->change));
+	/* the plain head / base - 1 the Markdown shows, next to the judged delta */
+	json_object_set_new(o, "change", jnum(report_raw_change(c)));
 	json_object_set_new(o, "p_value", jnum(c->p));
 	json_object_set_new(o, "q_value", jnum(c->q));
 	json_object_set_new(o, "significant", json_boolean(c->significant));
@@ -72,9 +74,12 @@ int report_json(const struct report *r, struct strbuf *out)
 {
 	const struct report_diff *d = r->diff;
 	json_t *root = json_object();
+	json_object_set_new(root, "schema", json_integer(REPORT_JSON_SCHEMA));
 	json_object_set_new(root, "verdict",
 	                    json_string(d ? report_verdict_name(d->verdict) : "ok"));
 	json_object_set_new(root, "head", json_integer((json_int_t)r->head->id));
+	/* the run the document is about, under the name 'show' gives it */
+	json_object_set_new(root, "run", json_integer((json_int_t)r->head->id));
 	json_t *base = json_array();
 	for (size_t i = 0; i < r->base->n; i++)
 		json_array_append_new(base, json_integer((json_int_t)r->base->ids[i]));
@@ -145,7 +150,10 @@ int report_json(const struct report *r, struct strbuf *out)
 	}
 	json_object_set_new(root, "tests", tests);
 	json_object_set_new(root, "functions", funcs);
-	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	/* 10 significant digits: every measured figure, none of binary floating point's noise
+	 * (0.30000000000000004) */
+	char *text =
+	        json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(root);
 	if (!text)
 		return cp_error("cannot encode the report as JSON");

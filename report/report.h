@@ -55,6 +55,10 @@ void report_trend_release(struct report_trend *t);
 
 enum report_format { REPORT_FORMAT_MD, REPORT_FORMAT_HTML, REPORT_FORMAT_SVG, REPORT_FORMAT_JSON };
 
+/* The version of report --format json's shape: raised when a field changes meaning or goes
+ * away (fields are only ever added within one version). */
+#define REPORT_JSON_SCHEMA 1
+
 /* Each appends one rendering of r to out and returns 0, or -1 with cp_error set. */
 int report_markdown(const struct report *r, struct strbuf *out, size_t limit);
 int report_html(const struct report *r, struct strbuf *out);

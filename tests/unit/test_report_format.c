@@ -635,7 +635,29 @@ static void test_json_shape(void **state)
 	json_t *j = json_loads(js.buf, 0, &err);
 	assert_non_null(j);
 	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "regression");
+	assert_int_equal(json_integer_value(json_object_get(j, "schema")), 1);
 	assert_int_equal(json_integer_value(json_object_get(j, "head")), 12);
+	assert_int_equal(json_integer_value(json_object_get(j, "run")), 12);
+	/* No floating-point noise: at most 10 significant digits in any number. */
+	for (const char *p = js.buf; *p; p++) {
+		if (*p == '"') { /* skip strings */
+			for (p++; *p && *p != '"'; p++)
+				p += *p == '\\';
+			continue;
+		}
+		size_t digits = 0;
+		int lead = 1;
+		while ((*p >= '0' && *p <= '9') || *p == '.') {
+			lead = lead && (*p == '0' || *p == '.');
+			digits += !lead && *p != '.';
+			p++;
+		}
+		if (digits > 10)
+			fail_msg("a number with %zu significant digits near: %.40s", digits,
+			         p - 20);
+		if (!*p)
+			break;
+	}
 	json_t *base = json_object_get(j, "base");
 	assert_int_equal(json_array_size(base), 2);
 	assert_int_equal(json_integer_value(json_array_get(base, 0)), 9);
@@ -647,8 +669,9 @@ static void test_json_shape(void **state)
 	assert_string_equal(json_string_value(json_object_get(top, "name")), "compute_hash");
 	assert_string_equal(json_string_value(json_object_get(top, "kind")), "regression");
 	assert_true(json_is_true(json_object_get(top, "significant")));
-	static const char *const keys[] = {"name",    "base_share",  "head_share", "delta",
-	                                   "p_value", "significant", "kind",       NULL};
+	static const char *const keys[] = {"name",        "base_share", "head_share",
+	                                   "delta",       "change",     "p_value",
+	                                   "significant", "kind",       NULL};
 	for (size_t i = 0; i < json_array_size(funcs); i++) {
 		json_t *f = json_array_get(funcs, i);
 		for (const char *const *k = keys; *k; k++)
