@@ -3,6 +3,8 @@
  * runs CMD, so it can stay in a build's test definitions (for example as a CTest launcher). */
 #include "cli/cli.h"
 
+#include "include/ciprof.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,15 +45,17 @@ int cmd_exec_test(int argc, char **argv)
 	if (first >= argc)
 		return cli_usage_error("exec-test",
 		                       "no command; usage: ciprof exec-test NAME -- CMD");
-	if (!*name || strchr(name, '\n'))
-		return cli_usage_error("exec-test", "the test name must be non-empty, on one line");
+	if (!*name)
+		return cli_usage_error("exec-test", "the test name must not be empty");
 	const char *env = getenv("CIPROF_CONTROL_FD");
 	if (env && *env) {
-		char line[4200];
-		int n = snprintf(line, sizeof(line), "proc %ld %s\n", (long)getpid(), name);
-		if (n > 0 && (size_t)n < sizeof(line) && write(atoi(env), line, (size_t)n) != n)
-			fprintf(stderr, "ciprof: exec-test: cannot mark test '%s': %s\n", name,
-			        strerror(errno));
+		if (strlen(name) > CIPROF_NAME_MAX)
+			fprintf(stderr,
+			        "ciprof: exec-test: warning: the test name is longer than %d bytes; "
+			        "it is cut there\n",
+			        CIPROF_NAME_MAX);
+		/* "proc PID NAME": this process is single-threaded, so its TID is its PID. */
+		ciprof__mark("proc", name);
 	}
 	execvp(argv[first], argv + first);
 	int e = errno;

@@ -2,10 +2,12 @@
  * CTest's process-per-test mapping and stack rules over the symbolized trie. */
 #include "runner/attribute.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/regex_check.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,10 +121,50 @@ static int parse_id(const char **p, long *out)
 	return 0;
 }
 
+/* Undoes the writer's escapes (\n, \r, \\) in place; other backslashes stay as they are. */
+static void unescape(char *s)
+{
+	char *o = s;
+	for (const char *i = s; *i; i++) {
+		if (i[0] == '\\' && (i[1] == 'n' || i[1] == 'r' || i[1] == '\\')) {
+			i++;
+			*o++ = *i == 'n' ? '\n' : *i == 'r' ? '\r' : '\\';
+		} else {
+			*o++ = *i;
+		}
+	}
+	*o = '\0';
+}
+
 int attrib_control_line(struct attrib *a, const char *line, uint64_t t)
 {
 	const char *p = line;
-	int kind;
+	int kind, escaped = 0;
+	if (*p == '@') {
+		/* "@TIME[~] ...": the marking thread's own clock, and a name cut by the writer. */
+		char *end;
+		errno = 0;
+		unsigned long long when = strtoull(p + 1, &end, 10);
+		if (end == p + 1 || errno || (*end != ' ' && *end != '~')) {
+			a->bad_lines++;
+			return cp_error("control line '%.60s': expected '@TIME VERB ID NAME' with TIME "
+			                "in nanoseconds of CLOCK_MONOTONIC",
+			                line);
+		}
+		if (*end == '~') {
+			a->names_cut++;
+			end++;
+		}
+		if (*end != ' ') {
+			a->bad_lines++;
+			return cp_error("control line '%.60s': expected a space after the time", line);
+		}
+		/* A mark cannot come from the future: a clock that disagrees is not trusted. */
+		if (when <= t)
+			t = when;
+		p = end + 1;
+		escaped = 1;
+	}
 	if (!strncmp(p, "begin ", 6)) {
 		kind = 0;
 		p += 6;
@@ -145,6 +187,22 @@ int attrib_control_line(struct attrib *a, const char *line, uint64_t t)
 		                "test name",
 		                line);
 	}
+	char *name = NULL;
+	if (escaped || strlen(p) > ATTRIB_NAME_MAX) {
+		name = xstrdup(p);
+		if (escaped)
+			unescape(name);
+		size_t n = strlen(name);
+		if (n > ATTRIB_NAME_MAX) {
+			/* Cut, on a UTF-8 character boundary, and counted for the warning. */
+			n = ATTRIB_NAME_MAX;
+			while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+				n--;
+			name[n] = '\0';
+			a->names_cut++;
+		}
+		p = name;
+	}
 	switch (kind) {
 	case 0:
 		tid_transition(a, (pid_t)id, t, profile_intern(a->prof, p));
@@ -157,7 +215,19 @@ int attrib_control_line(struct attrib *a, const char *line, uint64_t t)
 		attrib_proc_mark(a, (pid_t)id, p);
 		break;
 	}
+	free(name);
 	return 0;
+}
+
+void attrib_warn(const struct attrib *a)
+{
+	if (a->bad_lines)
+		log_warn("%llu malformed lines on CIPROF_CONTROL_FD were ignored (-v shows them)",
+		         (unsigned long long)a->bad_lines);
+	if (a->names_cut)
+		log_warn("%llu test marks named a test longer than %d bytes: those names were cut "
+		         "there (docs/attribution.md)",
+		         (unsigned long long)a->names_cut, ATTRIB_NAME_MAX);
 }
 
 /* ---- process marks ---- */

@@ -20,6 +20,9 @@
 #include <sys/types.h>
 
 #define ATTRIB_AMBIGUOUS "(ambiguous)"
+/* The longest test name a mark carries (CIPROF_NAME_MAX of include/ciprof.h, which stays
+ * dependency-free and so states it again). */
+#define ATTRIB_NAME_MAX 1024
 
 /* A stack rule. caller NULL: any frame matching test names its own test. */
 struct attrib_rule {
@@ -89,6 +92,7 @@ struct attrib {
 
 	uint32_t ambiguous; /* string id of ATTRIB_AMBIGUOUS */
 	uint64_t marks, proc_marks, bad_lines;
+	uint64_t names_cut; /* marks whose name was cut at CIPROF_NAME_MAX (include/ciprof.h) */
 };
 
 void attrib_init(struct attrib *a, struct profile *prof);
@@ -96,10 +100,17 @@ void attrib_release(struct attrib *a);
 
 /*
  * One line of the control protocol (without its newline), received at time t (CLOCK_MONOTONIC
- * ns): "begin TID NAME", "end TID NAME" or "proc PID NAME". Returns 0, or -1 for a malformed
- * line (counted in bad_lines; the message is left in cp_error).
+ * ns): "begin TID NAME", "end TID NAME" or "proc PID NAME", optionally prefixed with
+ * "@TIME " (the marker's own CLOCK_MONOTONIC ns when it marked, used instead of t unless later
+ * than t) or "@TIME~ " (the same, and the name was cut at CIPROF_NAME_MAX: counted in
+ * names_cut). With the prefix, NAME is escaped: \n, \r and \\ stand for newline, carriage
+ * return and backslash (include/ciprof.h). Returns 0, or -1 for a malformed line (counted in
+ * bad_lines; the message is left in cp_error).
  */
 int attrib_control_line(struct attrib *a, const char *line, uint64_t t);
+
+/* The summary's warnings about marks: malformed lines, names cut. */
+void attrib_warn(const struct attrib *a);
 
 /* Process marks: set, inherit at fork, clear at exit. */
 void attrib_proc_mark(struct attrib *a, pid_t pid, const char *test);

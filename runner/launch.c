@@ -80,8 +80,9 @@ static void read_control(struct launch *l)
 		uint64_t t = launch_now_ns();
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] != '\n') {
-				if (strbuf_addch(&l->ctl_buf, buf[i]) < 0)
-					strbuf_reset(&l->ctl_buf); /* an absurd line: drop it */
+				/* A line longer than any writer of ours makes: its start is kept,
+				 * so its test keeps a name, cut (and counted) by attrib. */
+				(void)strbuf_addch(&l->ctl_buf, buf[i]);
 				continue;
 			}
 			if (attrib_control_line(l->attrib, l->ctl_buf.buf, t) < 0)

@@ -37,6 +37,48 @@ static char *name_of(const char *s, const char *stops)
 	return n ? xstrndup(s, n) : NULL;
 }
 
+/* Whether s[0..n) is a duration as runners print it: "12 ms" (GoogleTest), "0.00s" (go). */
+static int is_duration(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (isdigit((unsigned char)s[i]) || s[i] == '.'))
+		i++;
+	if (!i)
+		return 0;
+	if (i < n && s[i] == ' ')
+		i++;
+	return (n - i == 2 && !strncmp(s + i, "ms", 2)) || (n - i == 1 && s[i] == 's');
+}
+
+/*
+ * The test named by a result line's rest: "Suite.Name (12 ms)", "TestX/case_(a) (0.00s)",
+ * "Suite/P.Name/0, where GetParam() = 4 (0 ms)". The duration at the end and GoogleTest's
+ * parameter note are not part of the name, which may itself contain '(' or ','.
+ */
+static char *result_name(const char *s)
+{
+	while (*s == ' ')
+		s++;
+	size_t n = strlen(s);
+	while (n && s[n - 1] == ' ')
+		n--;
+	if (n && s[n - 1] == ')') {
+		for (size_t i = n - 1; i-- > 1;) {
+			if (s[i] == '(' && s[i - 1] == ' ') {
+				if (is_duration(s + i + 1, n - 1 - (i + 1)))
+					n = i - 1;
+				break;
+			}
+		}
+	}
+	const char *where = strstr(s, ", where ");
+	if (where && (size_t)(where - s) < n)
+		n = (size_t)(where - s);
+	while (n && s[n - 1] == ' ')
+		n--;
+	return n ? xstrndup(s, n) : NULL;
+}
+
 /* "[ RUN      ] x" style brackets: returns the text after "] " when the bracket's word is tag. */
 static const char *bracket(const char *s, const char *tag)
 {
@@ -99,7 +141,7 @@ static void complete_line(struct markers *m, struct attrib *a, uint64_t t)
 	           (rest = bracket(s, "SKIPPED")) || (rest = bracket(s, "ERROR"))) {
 		/* "(12 ms)" follows in GoogleTest; its summary lists FAILED tests again, which
 		 * end nothing (attrib_window_end ignores tests with no open window here). */
-		if ((name = name_of(rest, "(,")))
+		if ((name = result_name(rest)))
 			attrib_window_end_if_open(a, name, t);
 	} else if (starts(s, "=== RUN ") || starts(s, "=== CONT ")) {
 		if ((name = name_of(s + 8, "")))
@@ -112,7 +154,7 @@ static void complete_line(struct markers *m, struct attrib *a, uint64_t t)
 		while (*p == ' ')
 			p++;
 		if (starts(p, "--- PASS: ") || starts(p, "--- FAIL: ") || starts(p, "--- SKIP: ")) {
-			if ((name = name_of(p + 10, "(")))
+			if ((name = result_name(p + 10)))
 				attrib_window_end_if_open(a, name, t);
 		} else if (starts(s, "ok ") || starts(s, "not ok ")) {
 			/* TAP: "ok 3 - name # SKIP": the test ran since the previous result. */

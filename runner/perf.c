@@ -806,9 +806,7 @@ finish:
 	if (s.bad_records)
 		log_warn("%llu malformed perf records were skipped",
 		         (unsigned long long)s.bad_records);
-	if (s.attrib.bad_lines)
-		log_warn("%llu malformed lines on CIPROF_CONTROL_FD were ignored (-v shows them)",
-		         (unsigned long long)s.attrib.bad_lines);
+	attrib_warn(&s.attrib);
 	*out = s.prof;
 	s.prof = NULL;
 out:

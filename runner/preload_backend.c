@@ -1038,9 +1038,7 @@ static void report(struct psession *s)
 	if (s->bad_files)
 		log_warn("%llu preload sample files were malformed (see above)",
 		         (unsigned long long)s->bad_files);
-	if (s->attrib.bad_lines)
-		log_warn("%llu malformed lines on CIPROF_CONTROL_FD were ignored (-v shows them)",
-		         (unsigned long long)s->attrib.bad_lines);
+	attrib_warn(&s->attrib);
 }
 
 /* Removes the run's directory and whatever is left in it (background processes may still

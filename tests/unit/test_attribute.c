@@ -46,6 +46,52 @@ static void test_control_lines(void **state)
 	profile_free(p);
 }
 
+/* Marks carry the marker's own time: a line read late still switches the thread at the time
+ * it was written; names are escaped, and cut at ATTRIB_NAME_MAX with a count for the warning. */
+static void test_timed_marks(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	attrib_init(&a, p);
+	/* read at 900 and 950, marked at 100 and 200 */
+	assert_int_equal(attrib_control_line(&a, "@100 begin 10 one", 900), 0);
+	assert_int_equal(attrib_control_line(&a, "@200 end 10 one", 950), 0);
+	assert_int_equal(attrib_control_line(&a, "@300 begin 10 two\\\\x\\nline\\r\\q", 960), 0);
+	/* a time after the reading is not believed: the reading time is used */
+	assert_int_equal(attrib_control_line(&a, "@5000 end 10 two", 1000), 0);
+	assert_int_equal(attrib_control_line(&a, "@x begin 10 y", 1000), -1);
+	assert_int_equal(attrib_control_line(&a, "@12begin 10 y", 1000), -1);
+	assert_int_equal(a.bad_lines, 2);
+	assert_string_equal(test_at(&a, 1, 10, 50, NULL), "");
+	assert_string_equal(test_at(&a, 1, 10, 150, NULL), "one");
+	assert_string_equal(test_at(&a, 1, 10, 250, NULL), "");
+	assert_string_equal(test_at(&a, 1, 10, 350, NULL), "two\\x\nline\r\\q");
+	assert_string_equal(test_at(&a, 1, 10, 999, NULL), "two\\x\nline\r\\q");
+	assert_string_equal(test_at(&a, 1, 10, 1000, NULL), "");
+	assert_int_equal(a.names_cut, 0);
+
+	/* the writer cut a name ('~'); a longer name from elsewhere is cut here, on a UTF-8
+	 * character boundary */
+	assert_int_equal(attrib_control_line(&a, "@2000~ begin 11 cut", 2100), 0);
+	assert_int_equal(a.names_cut, 1);
+	char line[3000];
+	size_t n = (size_t)snprintf(line, sizeof(line), "@2200 begin 12 ");
+	for (size_t i = 0; i < ATTRIB_NAME_MAX - 1; i++)
+		line[n++] = 'a';
+	line[n++] = '\xc3'; /* a two-byte character across the limit */
+	line[n++] = '\xa9';
+	line[n++] = 'z';
+	line[n] = '\0';
+	assert_int_equal(attrib_control_line(&a, line, 2300), 0);
+	assert_int_equal(a.names_cut, 2);
+	const char *name = test_at(&a, 1, 12, 2400, NULL);
+	assert_int_equal(strlen(name), ATTRIB_NAME_MAX - 1);
+	assert_int_equal(name[0], 'a');
+	attrib_release(&a);
+	profile_free(p);
+}
+
 static void test_precedence_and_fork(void **state)
 {
 	(void)state;
@@ -120,6 +166,15 @@ static void test_markers(void **state)
 	        {"ok\n", "80"},
 	        {"ok 7 - tap seven # SKIP slow\n", "90"},
 	        {"[  FAILED  ] Suite.Alpha, where TypeParam = int\n", "95"},
+	        /* names with '(' and ',' end on their own result line */
+	        {"[ RUN      ] Suite.Beta(x, y)\n", "110"},
+	        {"[       OK ] Suite.Beta(x, y) (12 ms)\n", "120"},
+	        {"[ RUN      ] P/Suite.Gamma/0\n", "130"},
+	        {"[  FAILED  ] P/Suite.Gamma/0, where GetParam() = (1, 2) (3 ms)\n", "140"},
+	        {"=== RUN   TestSub/case_(a)\n", "150"},
+	        {"    --- PASS: TestSub/case_(a) (0.01s)\n", "160"},
+	        {"[ RUN      ] Suite.Delta\n", "170"},
+	        {"[       OK ] Suite.Delta (0 ms)\n", "180"},
 	};
 	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
 		markers_feed(&m, &a, chunks[i][0], strlen(chunks[i][0]),
@@ -132,6 +187,13 @@ static void test_markers(void **state)
 	assert_string_equal(test_at(&a, 1, 1, 75, &w), "tests::rusty");
 	assert_string_equal(test_at(&a, 1, 1, 85, &w), "tap seven");
 	assert_string_equal(test_at(&a, 1, 1, 96, &w), ""); /* the summary began nothing */
+	assert_string_equal(test_at(&a, 1, 1, 115, &w), "Suite.Beta(x, y)");
+	assert_string_equal(test_at(&a, 1, 1, 125, &w), "");
+	assert_string_equal(test_at(&a, 1, 1, 135, &w), "P/Suite.Gamma/0");
+	assert_string_equal(test_at(&a, 1, 1, 145, &w), "");
+	assert_string_equal(test_at(&a, 1, 1, 155, &w), "TestSub/case_(a)");
+	assert_string_equal(test_at(&a, 1, 1, 165, &w), "");
+	assert_string_equal(test_at(&a, 1, 1, 175, &w), "Suite.Delta"); /* not "(ambiguous)" */
 	/* C++ output with "::" is not a pytest node */
 	markers_feed(&m, &a, "std::vector<int> x\n", 19, 200);
 	assert_string_equal(test_at(&a, 1, 1, 200, &w), "");
@@ -229,7 +291,8 @@ static void test_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_control_lines), cmocka_unit_test(test_precedence_and_fork),
+	        cmocka_unit_test(test_control_lines), cmocka_unit_test(test_timed_marks),
+	        cmocka_unit_test(test_precedence_and_fork),
 	        cmocka_unit_test(test_windows),       cmocka_unit_test(test_markers),
 	        cmocka_unit_test(test_ctest),         cmocka_unit_test(test_rules),
 	};
