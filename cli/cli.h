@@ -94,6 +94,7 @@ int cmd_gc(int argc, char **argv);
 int cmd_comment(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_ab(int argc, char **argv);
+int cmd_blame(int argc, char **argv);
 
 extern const struct cli_command cli_commands[];
 

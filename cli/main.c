@@ -11,6 +11,7 @@ const struct cli_command cli_commands[] = {
         {"runs", cmd_runs, "list stored runs"},
         {"show", cmd_show, "show a stored run by function or by test"},
         {"report", cmd_report, "compare a run with the base branch: what got slower"},
+        {"blame", cmd_blame, "find the commit that changed a function's or a test's CPU time"},
         {"ab", cmd_ab, "profile base and head in turn on this machine and compare them"},
         {"export", cmd_export, "export a stored run (folded, speedscope, pprof)"},
         {"import", cmd_import, "store a profile from perf script, pprof or folded stacks"},

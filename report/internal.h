@@ -14,8 +14,6 @@ int report_svg_doc(const struct report *r, struct strbuf *out, int standalone);
 /* The same, focused: only the subtrees under flagged frames, and the callers leading there. */
 int report_svg_focused(const struct report *r, struct strbuf *out, int standalone);
 
-/* The first 10 hex digits of a commit, or "" when it is not hex (never trusted as is). */
-void report_short_commit(char out[11], const char *commit);
 
 /* A node's name in the tree, and its change against the base: head / expected - 1, INFINITY
  * when new, -1 when gone. */

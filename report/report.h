@@ -42,6 +42,9 @@ struct report {
 	const char *advisory;
 };
 
+/* The first 10 hex digits of a commit, or "" when it is not hex (never trusted as is). */
+void report_short_commit(char out[11], const char *commit);
+
 /* The sticky comment's hidden first line: REPORT_MARKER, or with an id
  * "<!-- ciprof-report id=NAME -->" (owned string). Several ids keep several comments. */
 char *report_marker(const char *id);
