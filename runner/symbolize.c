@@ -435,6 +435,22 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 			out->resolved = 1;
 			free(demangled);
 		}
+		if (!out->function) {
+			/* No symbol (a stripped object): name the function by its entry, the
+			 * start of the .eh_frame entry covering addr, so that every sample in
+			 * it gets one name, the same in every run. */
+			Dwarf_Addr cfi_bias, start, end;
+			Dwarf_CFI *cfi = dwfl_module_eh_cfi(o->mod, &cfi_bias);
+			Dwarf_Frame *frame = NULL;
+			if (cfi && dwarf_cfi_addrframe(cfi, addr - cfi_bias, &frame) == 0) {
+				if (dwarf_frame_info(frame, &start, &end, NULL) >= 0 &&
+				    start + cfi_bias <= addr && addr - (start + cfi_bias) <= look)
+					out->function = internf(
+					        s, "%s+0x%llx", out->module,
+					        (unsigned long long)(look - (addr - (start + cfi_bias))));
+				free(frame);
+			}
+		}
 		Dwfl_Line *line = dwfl_module_getsrc(o->mod, addr);
 		int lineno = 0;
 		const char *src =

@@ -101,7 +101,20 @@ int main(int argc, char **argv)
 	size_t folded_total = 0, gz_total = 0;
 	double store_ms = 0, store_max = 0;
 	struct profile *last = NULL;
+	/* The second half of the runs: what each further run adds, once a history exists. */
+	int half = runs >= 4 ? runs / 2 : 0;
+	struct store_counts c_half = {0};
+	long size_half = 0;
+	size_t gz_half = 0;
 	for (int r = 0; r < runs; r++) {
+		if (half && r == half) {
+			if (store_checkpoint(s) < 0 || store_counts(s, &c_half) < 0) {
+				fprintf(stderr, "bench_storage: %s\n", cp_last_error());
+				return 3;
+			}
+			size_half = file_size(path);
+			gz_half = gz_total;
+		}
 		struct profile *p;
 		if (nfolded) {
 			struct strbuf in = STRBUF_INIT;
@@ -215,6 +228,23 @@ int main(int argc, char **argv)
 	       "process opening the file and storing run %d\n",
 	       store_ms / runs, store_max, fresh_ms, runs + 1);
 	printf("ratio gzip/db:      %10.1fx  (goal >= 10x)\n", (double)gz_total / (double)dbsize);
+	if (half) {
+		int n = runs - half;
+		double per = (double)(dbsize - size_half) / n, gz = (double)(gz_total - gz_half) / n;
+		long long dict = (c.bytes_strings - c_half.bytes_strings) +
+		                 (c.bytes_frames - c_half.bytes_frames);
+		long long nodes = c.bytes_nodes - c_half.bytes_nodes;
+		long long prof = c.bytes_profiles - c_half.bytes_profiles;
+		long long tree = c.bytes_segtree - c_half.bytes_segtree;
+		printf("further runs %d-%d: %.0f bytes per run, %.0f gzip'd folded per run: %.2f of it "
+		       "(goal <= 0.33)\n",
+		       half + 1, runs, per, gz, per / gz);
+		printf("  per further run: strings+frames %.0f B, stack nodes %.0f B (%.0f new), run "
+		       "profiles %.0f B, segment tree %.0f B, rows/pages/free %.0f B\n",
+		       (double)dict / n, (double)nodes / n, (double)(c.nodes - c_half.nodes) / n,
+		       (double)prof / n, (double)tree / n,
+		       per - (double)(dict + nodes + prof + tree) / n);
+	}
 	if (!db) {
 		unlink(path);
 		unlink(wal);

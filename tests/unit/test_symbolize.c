@@ -730,6 +730,15 @@ static void test_separate_debuginfo(void **state)
 	assert_int_equal(symbol_file_offset(dbg, bid, "hidden_helper", &helper), 0);
 	symbolizer_resolve_file(s, bid, helper, 0, &si);
 	assert_string_not_equal(si.function, "hidden_helper");
+	/* ... named by its .eh_frame entry: one name for every address inside it */
+	char want[128];
+	snprintf(want, sizeof(want), "libbid.so+0x%llx", (unsigned long long)helper);
+	assert_string_equal(si.function, want);
+	symbolizer_resolve_file(s, bid, helper + 1, 0, &si);
+	assert_string_equal(si.function, want);
+	symbolizer_resolve_file(s, bid, helper + 2, 1, &si); /* a return address: pc-1 */
+	assert_string_equal(si.function, want);
+	assert_int_equal(si.resolved, 0);
 	symbolizer_free(s);
 	run("rm -rf %s", dir);
 }
