@@ -14,6 +14,7 @@ void aggregator_init(struct aggregator *a, struct profile *prof)
 	hashidx_init(&a->frame_idx);
 	hashidx_init(&a->node_idx);
 	hashidx_init(&a->sample_idx);
+	hashidx_init(&a->pend_idx);
 	ALLOC_GROW(a->nodes, 1, a->nodes_alloc);
 	a->nodes[0] = (struct raw_node){0, UINT32_MAX};
 	a->nnodes = 1;
@@ -27,6 +28,8 @@ void aggregator_release(struct aggregator *a)
 	hashidx_release(&a->frame_idx);
 	hashidx_release(&a->node_idx);
 	hashidx_release(&a->sample_idx);
+	free(a->pend);
+	hashidx_release(&a->pend_idx);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -71,12 +74,30 @@ static uint32_t raw_node(struct aggregator *a, uint32_t parent, uint32_t frame)
 	return (uint32_t)a->nnodes++;
 }
 
+/* ctx: the table's array of samples */
 static int sample_eq(const void *ctx, uint32_t pos, const void *key)
 {
-	const struct aggregator *a = ctx;
-	const struct raw_sample *k = key;
-	return a->samples[pos].test == k->test && a->samples[pos].node == k->node &&
-	       a->samples[pos].weak == k->weak;
+	const struct raw_sample *items = ctx, *k = key;
+	return items[pos].test == k->test && items[pos].node == k->node &&
+	       items[pos].weak == k->weak;
+}
+
+/* Adds count to the sample (test, node, weak) of the table (items, n, idx). */
+static void count_sample(struct raw_sample **items, size_t *n, size_t *alloc, struct hashidx *idx,
+                         uint32_t test, uint32_t node, int weak, uint64_t count)
+{
+	struct raw_sample k = {test, node, weak ? 1 : 0, 0};
+	uint64_t h = hash_mix(((uint64_t)test << 32) ^ node ^ ((uint64_t)k.weak << 63));
+	int64_t i = hashidx_find(idx, h, sample_eq, *items, &k);
+	if (i >= 0) {
+		(*items)[i].count += count;
+		return;
+	}
+	ALLOC_GROW(*items, *n + 1, *alloc);
+	k.count = count;
+	(*items)[*n] = k;
+	hashidx_insert(idx, h, (uint32_t)*n);
+	(*n)++;
 }
 
 void aggregator_add(struct aggregator *a, uint32_t test, int weak, uint32_t process,
@@ -85,25 +106,41 @@ void aggregator_add(struct aggregator *a, uint32_t test, int weak, uint32_t proc
 	uint32_t node = raw_node(a, 0, raw_frame(a, RAW_PROCESS, process, 0));
 	for (size_t i = n; i > 0; i--)
 		node = raw_node(a, node, raw_frame(a, dsos[i - 1], offsets[i - 1], i - 1 > 0));
-	struct raw_sample k = {test, node, weak ? 1 : 0, 0};
-	uint64_t h = hash_mix(((uint64_t)test << 32) ^ node ^ ((uint64_t)k.weak << 63));
-	int64_t i = hashidx_find(&a->sample_idx, h, sample_eq, a, &k);
-	if (i >= 0) {
-		a->samples[i].count += count;
-	} else {
-		ALLOC_GROW(a->samples, a->nsamples + 1, a->samples_alloc);
-		k.count = count;
-		a->samples[a->nsamples] = k;
-		hashidx_insert(&a->sample_idx, h, (uint32_t)a->nsamples);
-		a->nsamples++;
-	}
+	if (test == ATTRIB_PENDING)
+		count_sample(&a->pend, &a->npend, &a->pend_alloc, &a->pend_idx, 0, node, weak,
+		             count);
+	else
+		count_sample(&a->samples, &a->nsamples, &a->samples_alloc, &a->sample_idx, test,
+		             node, weak, count);
 	a->total += count;
+}
+
+void aggregator_resolve(struct aggregator *a, uint32_t test)
+{
+	for (size_t i = 0; i < a->npend; i++)
+		count_sample(&a->samples, &a->nsamples, &a->samples_alloc, &a->sample_idx, test,
+		             a->pend[i].node, (int)a->pend[i].weak, a->pend[i].count);
+	a->npend = 0;
+	hashidx_release(&a->pend_idx);
+	hashidx_init(&a->pend_idx);
+}
+
+static void resolve_cb(void *ctx, uint32_t test)
+{
+	aggregator_resolve(ctx, test);
+}
+
+void aggregator_attach(struct aggregator *agg, struct attrib *attrib)
+{
+	attrib->resolve = resolve_cb;
+	attrib->resolve_ctx = agg;
 }
 
 void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s,
                           const struct attrib_rules *rules)
 {
 	struct profile *p = a->prof;
+	aggregator_resolve(a, 0); /* a TAP test whose result never came: no test's */
 	uint32_t *frame_map = xmalloc(st_mult(a->nframes ? a->nframes : 1, sizeof(*frame_map)));
 	for (size_t i = 0; i < a->nframes; i++) {
 		const struct raw_frame *rf = &a->frames[i];

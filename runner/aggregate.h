@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct symbolizer;
+struct attrib;
 struct attrib_rules;
 
 struct raw_frame {
@@ -45,6 +46,11 @@ struct aggregator {
 	struct raw_sample *samples;
 	size_t nsamples, samples_alloc;
 	struct hashidx sample_idx;
+	/* Samples of test ATTRIB_PENDING, kept aside (test unused) until aggregator_resolve:
+	 * bounded by the distinct stacks of one test. */
+	struct raw_sample *pend;
+	size_t npend, pend_alloc;
+	struct hashidx pend_idx;
 	uint64_t total;
 };
 
@@ -59,8 +65,14 @@ void aggregator_release(struct aggregator *a);
 void aggregator_add(struct aggregator *a, uint32_t test, int weak, uint32_t process,
                     const uint32_t *dsos, const uint64_t *offsets, size_t n, uint64_t count);
 
+/* The samples kept aside as ATTRIB_PENDING belong to test (0: none): counted there now. */
+void aggregator_resolve(struct aggregator *a, uint32_t test);
+/* Lets attribution resolve pending samples in this aggregator (attrib.resolve). */
+void aggregator_attach(struct aggregator *agg, struct attrib *attrib);
+
 /*
- * Symbolizes every distinct raw frame once and adds all samples to a->prof. A sample's test is
+ * Symbolizes every distinct raw frame once and adds all samples to a->prof (pending ones as
+ * no test's). A sample's test is
  * its strong test (marks, CTest) if any, else the test the stack rules find on its stack, else
  * its weak test (output markers), else "" (rules may be NULL).
  */

@@ -292,31 +292,42 @@ void attrib_window_begin(struct attrib *a, const char *test, uint64_t t)
 void attrib_window_end(struct attrib *a, const char *test, uint64_t t)
 {
 	uint32_t id = profile_intern(a->prof, test);
-	/* The newest open window of that test; an end without a begin (TAP) opens and closes
-	 * a window starting where the previous window ended. */
 	for (size_t i = a->nwin; i > a->win_first; i--) {
 		if (a->win[i - 1].test == id && a->win[i - 1].end == UINT64_MAX) {
 			a->win[i - 1].end = t;
 			return;
 		}
 	}
-	uint64_t start = 0;
+}
+
+void attrib_tap_plan(struct attrib *a, uint64_t t)
+{
+	if (!a->tap_results) {
+		a->tap = 1;
+		a->tap_last = t;
+		return;
+	}
+	/* A plan after the results: what ran since the last result was no test. */
+	if (a->tap && a->resolve)
+		a->resolve(a->resolve_ctx, 0);
+	a->tap = 0;
+}
+
+void attrib_tap_result(struct attrib *a, const char *test, uint64_t t)
+{
+	uint32_t id = profile_intern(a->prof, test);
+	uint64_t start = a->tap ? a->tap_last : 0;
 	for (size_t i = a->win_first; i < a->nwin; i++)
 		if (a->win[i].end != UINT64_MAX && a->win[i].end > start && a->win[i].end <= t)
 			start = a->win[i].end;
 	ALLOC_GROW(a->win, a->nwin + 1, a->win_alloc);
 	a->win[a->nwin++] = (struct attrib_window){start, t, id};
-}
-
-void attrib_window_end_if_open(struct attrib *a, const char *test, uint64_t t)
-{
-	uint32_t id = profile_intern(a->prof, test);
-	for (size_t i = a->nwin; i > a->win_first; i--) {
-		if (a->win[i - 1].test == id && a->win[i - 1].end == UINT64_MAX) {
-			a->win[i - 1].end = t;
-			return;
-		}
-	}
+	/* Samples processed before this line was read, since the last one, were held back. */
+	if (a->tap && a->resolve)
+		a->resolve(a->resolve_ctx, id);
+	a->tap = 1;
+	a->tap_last = t;
+	a->tap_results++;
 }
 
 static uint32_t window_test_at(struct attrib *a, uint64_t t)
@@ -349,6 +360,10 @@ uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *
 		test = window_test_at(a, t);
 		if (test)
 			*weak = 1;
+	}
+	if (!test && a->tap && t > a->tap_last) {
+		*weak = 1;
+		return ATTRIB_PENDING;
 	}
 	return test;
 }

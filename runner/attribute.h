@@ -20,6 +20,10 @@
 #include <sys/types.h>
 
 #define ATTRIB_AMBIGUOUS "(ambiguous)"
+/* attrib_sample's answer for a sample inside a TAP test whose result line has not come yet:
+ * not a string id. The aggregator keeps such samples aside until attrib names their test
+ * (attrib.resolve), or gives them to no test at the end. */
+#define ATTRIB_PENDING UINT32_MAX
 /* The longest test name a mark carries (CIPROF_NAME_MAX of include/ciprof.h, which stays
  * dependency-free and so states it again). */
 #define ATTRIB_NAME_MAX 1024
@@ -91,6 +95,14 @@ struct attrib {
 	size_t nctest, ctest_alloc;
 
 	uint32_t ambiguous; /* string id of ATTRIB_AMBIGUOUS */
+
+	/* TAP: after a plan or a result line, the next test runs until its own result line. */
+	int tap;           /* a TAP stream is on: samples after tap_last are ATTRIB_PENDING */
+	uint64_t tap_last; /* time of the last plan or result line */
+	uint64_t tap_results;
+	/* Called when the pending samples turn out to be test `test` (0: no test). */
+	void (*resolve)(void *ctx, uint32_t test);
+	void *resolve_ctx;
 	uint64_t marks, proc_marks, bad_lines;
 	uint64_t names_cut; /* marks whose name was cut at CIPROF_NAME_MAX (include/ciprof.h) */
 };
@@ -118,16 +130,24 @@ void attrib_proc_fork(struct attrib *a, pid_t pid, pid_t ppid);
 void attrib_proc_exit(struct attrib *a, pid_t pid);
 
 /* An output-marker event: a test began or ended at time t. attrib_window_end closes the
- * test's open window, or (TAP, no begin marker) adds one from the previous window's end;
- * attrib_window_end_if_open only closes. */
+ * test's newest open window; a test with none (a summary line naming it again) ends nothing. */
 void attrib_window_begin(struct attrib *a, const char *test, uint64_t t);
 void attrib_window_end(struct attrib *a, const char *test, uint64_t t);
-void attrib_window_end_if_open(struct attrib *a, const char *test, uint64_t t);
+
+/*
+ * TAP: a plan line ("1..N") at time t: before any result, the first test starts here; after
+ * results (a plan at the end), the tests are over. A result line ("ok 3 - name") at time t:
+ * the test ran from the previous plan or result line (or the previous window's end) to t, and
+ * the samples held back as ATTRIB_PENDING meanwhile are its own (a->resolve).
+ */
+void attrib_tap_plan(struct attrib *a, uint64_t t);
+void attrib_tap_result(struct attrib *a, const char *test, uint64_t t);
 
 /*
  * The test of a sample of (pid, tid) at time t: the thread mark, else the process mark
  * (*weak = 0), else the output-marker window (*weak = 1, ATTRIB_AMBIGUOUS when several
- * overlap), else 0. Samples must be asked in nondecreasing time order.
+ * overlap), else ATTRIB_PENDING inside a TAP test not finished yet (*weak = 1), else 0.
+ * Samples must be asked in nondecreasing time order.
  */
 uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *weak);
 

@@ -142,20 +142,22 @@ static void complete_line(struct markers *m, struct attrib *a, uint64_t t)
 		/* "(12 ms)" follows in GoogleTest; its summary lists FAILED tests again, which
 		 * end nothing (attrib_window_end ignores tests with no open window here). */
 		if ((name = result_name(rest)))
-			attrib_window_end_if_open(a, name, t);
+			attrib_window_end(a, name, t);
 	} else if (starts(s, "=== RUN ") || starts(s, "=== CONT ")) {
 		if ((name = name_of(s + 8, "")))
 			attrib_window_begin(a, name, t);
 	} else if (starts(s, "=== PAUSE ")) {
 		if ((name = name_of(s + 10, "")))
-			attrib_window_end_if_open(a, name, t);
+			attrib_window_end(a, name, t);
 	} else {
 		const char *p = s;
 		while (*p == ' ')
 			p++;
 		if (starts(p, "--- PASS: ") || starts(p, "--- FAIL: ") || starts(p, "--- SKIP: ")) {
 			if ((name = result_name(p + 10)))
-				attrib_window_end_if_open(a, name, t);
+				attrib_window_end(a, name, t);
+		} else if (starts(s, "1..") && isdigit((unsigned char)s[3])) {
+			attrib_tap_plan(a, t); /* TAP's plan: "1..N" */
 		} else if (starts(s, "ok ") || starts(s, "not ok ")) {
 			/* TAP: "ok 3 - name # SKIP": the test ran since the previous result. */
 			const char *q = s + (s[0] == 'o' ? 3 : 7);
@@ -167,7 +169,7 @@ static void complete_line(struct markers *m, struct attrib *a, uint64_t t)
 				name = name_of(end, "#");
 				if (!name)
 					name = xasprintf("test %ld", num);
-				attrib_window_end(a, name, t);
+				attrib_tap_result(a, name, t);
 			}
 		}
 	}

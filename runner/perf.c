@@ -730,6 +730,7 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	if (opts->unwind == RUNNER_UNWIND_DWARF)
 		s.unw = unwinder_new();
 	attrib_init(&s.attrib, s.prof);
+	aggregator_attach(&s.agg, &s.attrib);
 	markers_init(&s.markers);
 	launch_init(&l, &s.attrib, &s.markers);
 	ctest_watch_init(&s.ctest, &s.attrib);

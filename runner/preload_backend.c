@@ -1088,6 +1088,7 @@ int preload_backend_run(struct profile **out, const struct runner_opts *opts)
 	proctree_init(&s.tree);
 	aggregator_init(&s.agg, s.prof);
 	attrib_init(&s.attrib, s.prof);
+	aggregator_attach(&s.agg, &s.attrib);
 	markers_init(&s.markers);
 	struct launch l;
 	launch_init(&l, &s.attrib, &s.markers);

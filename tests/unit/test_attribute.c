@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "runner/aggregate.h"
 #include "runner/attribute.h"
 #include "runner/markers.h"
 
@@ -92,6 +93,62 @@ static void test_timed_marks(void **state)
 	profile_free(p);
 }
 
+/* TAP: a test's samples come before its result line; they are held back (ATTRIB_PENDING) in
+ * the aggregator and given to the test its result line names, from the plan on. */
+static void test_tap_pending(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	struct aggregator agg;
+	struct markers m;
+	attrib_init(&a, p);
+	aggregator_init(&agg, p);
+	aggregator_attach(&agg, &a);
+	markers_init(&m);
+	uint32_t proc = profile_intern(p, "prove");
+	uint32_t dso = 0;
+	uint64_t off = 0x10;
+	int w;
+	uint32_t test;
+#define SAMPLE(t)                                                                               \
+	test = attrib_sample(&a, 1, 1, (t), &w);                                                 \
+	aggregator_add(&agg, test, w, proc, &dso, &off, 1, 1)
+	SAMPLE(5); /* before the plan: no test */
+	markers_feed(&m, &a, "1..3\n", 5, 10);
+	SAMPLE(20);
+	SAMPLE(30);
+	assert_int_equal(agg.npend, 1); /* one stack, two samples, no test yet */
+	markers_feed(&m, &a, "ok 1 - first\n", 13, 40);
+	assert_int_equal(agg.npend, 0);
+	SAMPLE(50);
+	markers_feed(&m, &a, "not ok 2 - second # TODO\n", 25, 60);
+	SAMPLE(70);
+	markers_feed(&m, &a, "ok 3\n", 5, 80);
+	SAMPLE(90); /* after the last result: pending, then no test's at the end */
+#undef SAMPLE
+	uint64_t first = 0, second = 0, third = 0, none = 0;
+	for (size_t i = 0; i < agg.nsamples; i++) {
+		const char *name = profile_str(p, agg.samples[i].test);
+		uint64_t c = agg.samples[i].count;
+		first += !strcmp(name, "first") ? c : 0;
+		second += !strcmp(name, "second") ? c : 0;
+		third += !strcmp(name, "test 3") ? c : 0;
+		none += !*name ? c : 0;
+	}
+	assert_int_equal(first, 2);
+	assert_int_equal(second, 1);
+	assert_int_equal(third, 1);
+	assert_int_equal(none, 1);
+	assert_int_equal(agg.npend, 1);
+	aggregator_resolve(&agg, 0);
+	assert_int_equal(agg.npend, 0);
+	markers_release(&m);
+	aggregator_release(&agg);
+	attrib_release(&a);
+	profile_free(p);
+}
+
 static void test_precedence_and_fork(void **state)
 {
 	(void)state;
@@ -130,8 +187,8 @@ static void test_windows(void **state)
 	attrib_window_begin(&a, "three", 40); /* overlaps two: parallel in-process tests */
 	attrib_window_end(&a, "two", 50);
 	attrib_window_end(&a, "three", 60);
-	attrib_window_end_if_open(&a, "never-begun", 65); /* a summary line: nothing */
-	attrib_window_end(&a, "tap", 80);                 /* TAP: from the last end (60) */
+	attrib_window_end(&a, "never-begun", 65); /* a summary line: nothing */
+	attrib_tap_result(&a, "tap", 80);                 /* TAP: from the last end (60) */
 	int w;
 	assert_string_equal(test_at(&a, 1, 1, 5, &w), "");
 	assert_string_equal(test_at(&a, 1, 1, 15, &w), "one");
@@ -292,6 +349,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_control_lines), cmocka_unit_test(test_timed_marks),
+	        cmocka_unit_test(test_tap_pending),
 	        cmocka_unit_test(test_precedence_and_fork),
 	        cmocka_unit_test(test_windows),       cmocka_unit_test(test_markers),
 	        cmocka_unit_test(test_ctest),         cmocka_unit_test(test_rules),
