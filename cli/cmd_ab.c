@@ -70,7 +70,7 @@ static const struct cli_option ab_options[] = {
         {"event", OPT_EVENT, "E",
          "auto (default: instructions where a PMU exists, else cpu-clock), instructions, "
          "cycles or cpu-clock"},
-        {"hz", OPT_HZ, "N", "samples per CPU-second per thread, or per 10^9 events (default 99)"},
+        {"hz", OPT_HZ, "N", "samples per CPU-second per thread, or per 10^9 events (default " CIPROF_STR(CIPROF_DEFAULT_HZ) ")"},
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
         {"unwind", OPT_UNWIND, "U", "fp (default) or dwarf"},
         {"pty", OPT_PTY, NULL, "run the commands on a pseudo-terminal (test markers)"},

@@ -35,7 +35,7 @@ enum {
 };
 
 static const struct cli_option run_options[] = {
-        {"hz", OPT_HZ, "N", "samples per CPU-second per thread, 1..10000 (default 99)"},
+        {"hz", OPT_HZ, "N", "samples per CPU-second per thread, 1..10000 (default " CIPROF_STR(CIPROF_DEFAULT_HZ) ")"},
         {"output", 'o', "FILE", "write the profile to FILE ('-' for stdout)"},
         {"format", OPT_FORMAT, "FMT", "format of --output: folded (default)"},
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},

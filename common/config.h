@@ -9,6 +9,13 @@
 
 #include <stddef.h>
 
+/* The sampling rate when nothing sets one (run.hz, --hz): the one place it is written. 999 Hz
+ * gives a function holding 5 % of a 4-CPU-second suite about 200 samples per run, which the
+ * report's tests need to see a 30 % change; it costs about 3-4 % CPU (docs/benchmarks.md). */
+#define CIPROF_DEFAULT_HZ 999
+#define CIPROF_STR_(x)    #x
+#define CIPROF_STR(x)     CIPROF_STR_(x)
+
 struct config_rule {
 	char *name, *caller, *test, *as; /* owned; caller and as may be NULL */
 	unsigned line;                   /* where the rule starts, for later error messages */
@@ -16,7 +23,7 @@ struct config_rule {
 
 /* The settings, in the order `ciprof config` prints them. */
 enum config_key {
-	CONFIG_RUN_HZ,              /* int 1..10000, default 99 */
+	CONFIG_RUN_HZ,              /* int 1..10000, default CIPROF_DEFAULT_HZ */
 	CONFIG_RUN_BACKEND,         /* auto | perf | preload */
 	CONFIG_REPORT_BASE_BRANCH,  /* string; "" = the head run's base branch, else main */
 	CONFIG_REPORT_BASE_RUNS,    /* int 1..1000, default 5 */

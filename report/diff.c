@@ -4,6 +4,7 @@
  * factor, so a uniformly slower runner, or a function whose share only falls because another
  * grew, is not reported. */
 #include "report/diff.h"
+#include "common/config.h"
 #include "report/stats.h"
 #include "common/xalloc.h"
 
@@ -45,7 +46,7 @@ double report_period(const struct profile *p)
 	uint64_t n = profile_total(p, NULL);
 	if (p->stats.cpu_seconds > 0 && n)
 		return p->stats.cpu_seconds / (double)n;
-	return 1.0 / 99; /* ciprof run's default rate */
+	return 1.0 / CIPROF_DEFAULT_HZ; /* ciprof run's default rate */
 }
 
 /* How one source profile maps into the tree. */

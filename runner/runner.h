@@ -3,6 +3,7 @@
 #ifndef CP_RUNNER_H
 #define CP_RUNNER_H
 
+#include "common/config.h"
 #include "common/profile.h"
 #include "runner/attribute.h"
 
@@ -18,7 +19,7 @@ enum runner_event { RUNNER_EVENT_CPU_CLOCK, RUNNER_EVENT_INSTRUCTIONS, RUNNER_EV
 
 #define RUNNER_HZ_MIN     1
 #define RUNNER_HZ_MAX     10000
-#define RUNNER_HZ_DEFAULT 99
+#define RUNNER_HZ_DEFAULT CIPROF_DEFAULT_HZ
 
 /* --unwind dwarf: bytes of user stack copied per sample (perf's sample_stack_user). */
 #define RUNNER_STACK_SIZE_DEFAULT 8192

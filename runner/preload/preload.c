@@ -16,6 +16,7 @@
  * Since samples land in the page cache as they are taken, nothing needs flushing before exec
  * or _exit, and a killed process loses no sample; the CPU time since a thread's last sample
  * is written as one more sample when the thread ends, exits or execs. */
+#include "common/config.h"
 #include "runner/preload/elfcheck.h"
 #include "runner/preload/format.h"
 #include "runner/preload/fpwalk.h"
@@ -44,7 +45,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-#define DEFAULT_HZ      99
+#define DEFAULT_HZ      CIPROF_DEFAULT_HZ
 #define DEFAULT_SLOTS   64
 #define DEFAULT_RING_KB 256
 #define EVENT_RING_SIZE (64 * 1024)

@@ -80,7 +80,7 @@ static void test_settings(void **state)
 	struct config c;
 	config_init(&c);
 	/* defaults */
-	assert_int_equal(config_int(&c, CONFIG_RUN_HZ), 99);
+	assert_int_equal(config_int(&c, CONFIG_RUN_HZ), CIPROF_DEFAULT_HZ);
 	assert_string_equal(config_str(&c, CONFIG_RUN_BACKEND), "auto");
 	assert_string_equal(config_str(&c, CONFIG_REPORT_BASE_BRANCH), "");
 	assert_int_equal(config_int(&c, CONFIG_REPORT_BASE_RUNS), 5);
@@ -184,7 +184,7 @@ static void test_settings(void **state)
 	assert_null(config_key_info(CONFIG_NKEYS));
 	config_release(&c);
 	/* released: back to defaults, and safe to release again */
-	assert_int_equal(config_int(&c, CONFIG_RUN_HZ), 99);
+	assert_int_equal(config_int(&c, CONFIG_RUN_HZ), CIPROF_DEFAULT_HZ);
 	config_release(&c);
 }
 

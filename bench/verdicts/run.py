@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""bench/verdicts: how often `ciprof report` cries wolf, and how often it finds what is there.
+
+    bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--trials-scale F]
+                          [--scale F] [--keep DIR] [--json FILE]
+
+Builds the workload (bench/verdicts/workload: 20 functions, 8 CTest tests, threads, a forked
+child, an exec'd helper) in a fresh git repository, then does what CI accumulates: N commits
+on main, each profiled once with `ciprof run -- ctest -j2` (the base branch's history). On a
+PR branch it profiles heads: identical code (A/A), identical code with a CPU hog on the other
+core during the head run (a noisy neighbour), one function made X % slower (a steady 5 %
+function, crc32_loop, and a steady 20 % one, horner_poly), one test made 10 % slower
+(test_parse), and everything 15 % slower. Each head is judged with
+`ciprof report --base main --format json --fail-on-regression` at ciprof's shipped defaults.
+
+Printed per scenario: comparisons, build failures (exit 1), comparisons flagging anything,
+power (the planted item flagged as a regression), comparisons that flagged an unplanted
+function's self time, and wall time. Then how often the memory-bound pointer_chase was
+flagged over all comparisons. --quick is small enough for CI (the integration test
+test_verdicts_bench runs it) and exits 1 when its checks fail: no A/A comparison fails the
+build, the +50 % planted 20 % function is found.
+
+The environment of CI providers (GITHUB_*, GITLAB_*, CI_*) is removed so that the base branch
+is the repository's own main. The rates depend on the machine: the numbers quoted in
+docs/benchmarks.md say on which.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+
+FUNC5 = "crc32_loop"      # a steady loop holding about 5 % of the suite
+FUNC20 = "horner_poly"    # a steady loop holding about 20 %
+TEST10 = "test_parse"     # a test holding about 10 %
+MEMBOUND = "pointer_chase"  # a memory-bound walk: its time swings between identical runs
+
+
+def scenarios(quick, k):
+    """(name, env knobs, planted (measure, name) or None, kind, hog, trials)."""
+    def n(t):
+        return max(1, int(round(t * k)))
+    if quick:
+        return [
+            ("A/A", {}, None, "aa", False, 2),
+            ("+50 % on a 20 % function", {"VB_SLOW_FUNC": FUNC20, "VB_SLOW_PCT": "50"},
+             ("self", FUNC20), "func", False, 1),
+        ]
+    s = [("A/A", {}, None, "aa", False, n(20)),
+         ("A/A, CPU hog during the head", {}, None, "aa", True, n(20))]
+    for pct in (10, 20, 30, 50):
+        s.append((f"+{pct} % on a 5 % function", {"VB_SLOW_FUNC": FUNC5, "VB_SLOW_PCT": str(pct)},
+                  ("self", FUNC5), "func", False, n(5)))
+    for pct in (10, 20, 30, 50):
+        s.append((f"+{pct} % on a 20 % function",
+                  {"VB_SLOW_FUNC": FUNC20, "VB_SLOW_PCT": str(pct)},
+                  ("self", FUNC20), "func", False, n(3)))
+    s.append(("+10 % on a 10 % test", {"VB_SLOW_TEST": TEST10, "VB_SLOW_TEST_PCT": "10"},
+              ("test", TEST10), "test", False, n(8)))
+    s.append(("everything +15 %", {"VB_SLOW_ALL": "15"}, None, "shift", False, n(5)))
+    return s
+
+
+def clean_env(extra=None):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GITHUB_", "GITLAB_", "CI_", "CIPROF_", "VB_"))
+           and k not in ("CI",)}
+    env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = "bench"
+    env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = "bench@example.com"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def sh(args, cwd, env=None, check=True, capture=True):
+    r = subprocess.run(args, cwd=cwd, env=env or clean_env(), text=True,
+                       stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+                       stderr=subprocess.PIPE if capture else subprocess.DEVNULL)
+    if check and r.returncode != 0:
+        sys.exit(f"run.py: {' '.join(args)} failed ({r.returncode}):\n{r.stderr if capture else ''}")
+    return r
+
+
+class Hog:
+    """A busy loop on another core while a head runs (a noisy neighbour)."""
+    def __init__(self, on):
+        self.on, self.p = on, None
+
+    def __enter__(self):
+        if self.on:
+            self.p = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+        return self
+
+    def __exit__(self, *a):
+        if self.p:
+            self.p.kill()
+            self.p.wait()
+
+
+def profile(ciprof, repo, knobs, scale, hog=False):
+    env = clean_env(knobs)
+    env["VB_SCALE"] = str(scale)
+    t0 = time.monotonic()
+    with Hog(hog):
+        r = subprocess.run([ciprof, "-q", "run", "--", "ctest", "--test-dir", "build", "-j2"],
+                           cwd=repo, env=env, text=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        sys.exit(f"run.py: ciprof run failed ({r.returncode}):\n{r.stderr}")
+    return time.monotonic() - t0
+
+
+def judge(ciprof, repo):
+    r = subprocess.run([ciprof, "-q", "report", "--base", "main", "--format", "json",
+                        "--fail-on-regression"], cwd=repo, env=clean_env(), text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode not in (0, 1):
+        sys.exit(f"run.py: ciprof report failed ({r.returncode}):\n{r.stderr}")
+    return r.returncode, json.loads(r.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--ciprof", default=os.path.join(os.environ.get("CIPROF_BUILD", os.path.join(SRC, "build")), "ciprof"))
+    ap.add_argument("--history", type=int, help="base-branch runs (default 10, --quick 4)")
+    ap.add_argument("--trials-scale", type=float, default=1.0, help="more or fewer heads")
+    ap.add_argument("--scale", type=float, help="workload size (default 1, --quick 0.3)")
+    ap.add_argument("--keep", help="build the repository here and keep it")
+    ap.add_argument("--json", help="write every comparison's outcome to this file")
+    a = ap.parse_args()
+    history = a.history or (4 if a.quick else 10)
+    scale = a.scale or (0.3 if a.quick else 1.0)
+    ciprof = os.path.abspath(a.ciprof)
+    if not os.access(ciprof, os.X_OK):
+        sys.exit(f"run.py: no ciprof at {ciprof} (build first, or --ciprof PATH)")
+
+    top = a.keep or tempfile.mkdtemp(prefix="ciprof-verdicts-")
+    repo = os.path.join(top, "repo")
+    if os.path.exists(repo):
+        shutil.rmtree(repo)
+    shutil.copytree(os.path.join(HERE, "workload"), repo)
+    with open(os.path.join(repo, ".gitignore"), "w") as f:
+        f.write("build/\n")
+    sh(["git", "init", "-q", "-b", "main"], repo)
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "workload"], repo)
+    sh(["cmake", "-S", ".", "-B", "build", "-DCMAKE_BUILD_TYPE="], repo)
+    sh(["cmake", "--build", "build", "-j2"], repo)
+
+    t_start = time.monotonic()
+    run_seconds = []
+    print(f"history: {history} runs of main, one per commit (VB_SCALE={scale})", flush=True)
+    for i in range(history):
+        sh(["git", "commit", "-q", "--allow-empty", "-m", f"main {i + 1}"], repo)
+        run_seconds.append(profile(ciprof, repo, {}, scale))
+    sh(["git", "checkout", "-q", "-b", "pr"], repo)
+    sh(["git", "commit", "-q", "--allow-empty", "-m", "pr"], repo)
+
+    rows, outcomes, membound_flags, total = [], [], 0, 0
+    for name, knobs, planted, kind, hog, trials in scenarios(a.quick, a.trials_scale):
+        st = {"n": 0, "fail": 0, "flagged": 0, "items": 0, "found": 0, "others": 0,
+              "shift": 0, "secs": 0.0}
+        for t in range(trials):
+            st["secs"] += profile(ciprof, repo, knobs, scale, hog)
+            rc, r = judge(ciprof, repo)
+            sig = [x for x in r["functions"] + r["tests"] if x.get("significant")]
+            funcs = [x for x in r["functions"] if x.get("significant")]
+            tests = [x for x in r["tests"] if x.get("significant")]
+            hit = False
+            if planted and planted[0] == "self":
+                hit = any(x["name"] == planted[1] and x.get("measure") == "self" and
+                          x["kind"] == "regression" for x in funcs)
+            elif planted:
+                hit = any(x["name"] == planted[1] and x["kind"] == "regression" for x in tests)
+            others = [x for x in funcs if x.get("measure") == "self" and
+                      not (planted and x["name"] == planted[1])]
+            membound_flags += any(x["name"] == MEMBOUND for x in funcs)
+            st["n"] += 1
+            st["fail"] += rc == 1
+            st["flagged"] += bool(sig)
+            st["items"] += len(sig)
+            st["found"] += hit
+            st["others"] += bool(others)
+            st["shift"] += (r.get("scale", {}).get("shift") == "slower" and not funcs and not tests)
+            total += 1
+            outcomes.append({"scenario": name, "trial": t, "exit": rc, "verdict": r["verdict"],
+                             "advisory": r.get("advisory"), "found": hit,
+                             "factor": r.get("scale", {}).get("factor"),
+                             "flagged": [f"{x['name']} {x.get('measure', 'test')} {x['delta']:+.1%}"
+                                         for x in sig]})
+            print(f"  {name} #{t + 1}: exit {rc}, {r['verdict']}, factor "
+                  f"{r.get('scale', {}).get('factor', 1):.3f}, flagged "
+                  f"[{', '.join(outcomes[-1]['flagged'])}]", flush=True)
+        rows.append((name, kind, st))
+
+    print()
+    print("| scenario | comparisons | build failures | flagged anything | items flagged "
+          "| found | other functions flagged | s per run |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, kind, st in rows:
+        n = st["n"]
+        found = (f"{st['found']}/{n}" if kind in ("func", "test")
+                 else f"shift {st['shift']}/{n}" if kind == "shift" else "–")
+        print(f"| {name} | {n} | {st['fail']} | {st['flagged']} | {st['items']} | {found} "
+              f"| {st['others']} | {st['secs'] / n:.1f} |")
+    print()
+    aa = [st for _, kind, st in rows if kind == "aa"]
+    print(f"A/A: {sum(s['fail'] for s in aa)} build failures and {sum(s['items'] for s in aa)} "
+          f"flagged items in {sum(s['n'] for s in aa)} comparisons; memory-bound {MEMBOUND} "
+          f"flagged in {membound_flags} of {total} comparisons; "
+          f"{history + total} runs in {time.monotonic() - t_start:.0f} s")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(outcomes, f, indent=1)
+    if not a.keep:
+        shutil.rmtree(top, ignore_errors=True)
+    if a.quick:
+        bad = []
+        if sum(s["fail"] for s in aa):
+            bad.append("an A/A comparison failed the build")
+        planted = [st for _, kind, st in rows if kind == "func"]
+        if sum(s["found"] for s in planted) < sum(s["n"] for s in planted):
+            bad.append("the planted +50 % slowdown was not found")
+        for b in bad:
+            print(f"run.py: check failed: {b}", file=sys.stderr)
+        return 1 if bad else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
