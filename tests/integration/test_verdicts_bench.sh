@@ -1,0 +1,15 @@
+#!/bin/bash
+# bench/verdicts --quick as an integration test: a fresh repository whose main branch has 4
+# profiled commits (the history CI accumulates), then on a PR branch two heads of identical
+# code and one with a 20 % function made 50 % slower. Identical code must never fail the build
+# with --fail-on-regression; the planted slowdown must be found. About a minute on 2 cores;
+# the effect is large enough that a CPU hog on the other core does not change the outcome.
+. "$(dirname "$0")/lib.sh"
+command -v cmake >/dev/null && command -v ctest >/dev/null || fail "cmake and ctest are needed"
+RC=0
+python3 "$CIPROF_SRC/bench/verdicts/run.py" --quick --ciprof "$CIPROF" --keep "$TMP/vb" \
+	>"$TMP/vb.out" 2>"$TMP/vb.err" </dev/null || RC=$?
+sed 's/^/     /' "$TMP/vb.out"
+expect_rc "bench/verdicts --quick: no A/A build failure, the planted slowdown found" 0 vb
+expect_grep "the table is printed" "$TMP/vb.out" "| A/A | 2 | 0 |"
+finish
