@@ -75,7 +75,7 @@ PY
 }
 
 # --- GitHub ----------------------------------------------------------------------------------
-forge_start api github --number 7 --head-sha "$PR_SHA"
+forge_start api github --number 7 --head-sha "$PR_SHA" --timeout 900 # the jobs build ciprof first
 cat >"$TMP/pr.event.json" <<EOF
 {"action": "synchronize", "number": 7,
  "pull_request": {"number": 7, "base": {"ref": "main"},
@@ -120,7 +120,7 @@ expect_eq "the comment is the A/B report" \
 forge_stop_all
 
 # --- GitLab ----------------------------------------------------------------------------------
-forge_start gl gitlab --number 7
+forge_start gl gitlab --number 7 --timeout 900
 rm -rf "$WS/.ciprof" "$WS/ciprof-report"
 RC=0
 python3 "$SIM" gitlab "$CIPROF_SRC/ci-templates/gitlab/example.gitlab-ci.yml" \
