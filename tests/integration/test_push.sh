@@ -129,7 +129,44 @@ CIPROF_HTTP_RETRIES=3 run_capture push5 "$CIPROF" push --db "$DB" --server "$URL
 [ "$(wc -l <"$LOG")" = 3 ] || check_failed "always 503: $(wc -l <"$LOG") requests, want 3"
 ok "a failing server: 3 attempts, then exit 3"
 
-# 6. Usage errors.
+# 6. The CI templates' push steps (their scripts, run here as the runners would run them).
+start tpl --token "$TOKEN"
+python3 - "$CIPROF_SRC/ci-templates" "$TMP/gh.sh" "$TMP/gl.sh" <<'PY' || fail "template push steps"
+import sys, yaml
+tpl, gh, gl = sys.argv[1:4]
+a = yaml.safe_load(open(tpl + "/github/action.yml"))
+step = next(s for s in a["runs"]["steps"] if s.get("name") == "ciprof - push to Pyroscope")
+assert "inputs.push-server != ''" in step["if"] and "stored == 'true'" in step["if"], step["if"]
+assert step["env"]["CIPROF_PUSH_TOKEN"] == "${{ inputs.push-token }}", step["env"]
+open(gh, "w").write(step["run"])
+j = yaml.safe_load(open(tpl + "/gitlab/ciprof.gitlab-ci.yml"))[".ciprof"]
+open(gl, "w").write(next(x for x in j["script"] if "ciprof push" in x))
+PY
+PATH="$(dirname "$CIPROF"):$PATH" CIPROF_DB=$DB CIPROF_PUSH_SERVER=$URL CIPROF_PUSH_TOKEN=$TOKEN \
+	HEAD_RUN=1 CIPROF_PUSH_TENANT= CIPROF_PUSH_APP=gh-app run_capture gh bash "$TMP/gh.sh"
+[ "$RC" = 0 ] || check_failed "GitHub push step: exit $RC: $(cat "$TMP/gh.err")"
+PATH="$(dirname "$CIPROF"):$PATH" CIPROF_DB=$DB CIPROF_PUSH_SERVER=$URL CIPROF_PUSH_TOKEN=$TOKEN \
+	before=1 after=2 run_capture gl bash "$TMP/gl.sh"
+[ "$RC" = 0 ] || check_failed "GitLab push step: exit $RC: $(cat "$TMP/gl.err")"
+no_token "$TMP/gh.out" "$TMP/gh.err" "$TMP/gl.out" "$TMP/gl.err"
+python3 - "$LOG" <<'PY' || check_failed "template pushes"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert [x["status"] for x in r] == [200, 200] and all(x["auth_ok"] for x in r), r
+assert r[0]["query"]["name"].startswith("gh-app.cpu{branch=main,"), r[0]["query"]
+assert "pr=42" in r[1]["query"]["name"], r[1]["query"]  # the GitLab step pushed run 2
+PY
+# Without a server the GitLab step sends nothing; a failed push is only a warning.
+PATH="$(dirname "$CIPROF"):$PATH" CIPROF_DB=$DB CIPROF_PUSH_SERVER= before=1 after=2 \
+	run_capture gl0 bash "$TMP/gl.sh"
+[ "$RC" = 0 ] && [ "$(wc -l <"$LOG")" = 2 ] || check_failed "GitLab step without a server"
+PATH="$(dirname "$CIPROF"):$PATH" CIPROF_DB=$DB CIPROF_PUSH_SERVER=http://127.0.0.1:1 \
+	CIPROF_HTTP_RETRIES=1 HEAD_RUN=1 run_capture gh1 bash "$TMP/gh.sh"
+[ "$RC" = 0 ] && grep -q '::warning title=ciprof::ciprof push to Pyroscope failed' "$TMP/gh1.out" ||
+	check_failed "GitHub step, server down: exit $RC, $(cat "$TMP/gh1.out")"
+ok "CI templates: the GitHub step and the GitLab script push with the token, warn on failure"
+
+# 7. Usage errors.
 run_capture u1 "$CIPROF" push --db "$DB"
 [ "$RC" = 2 ] && grep -q "no Pyroscope server" "$TMP/u1.err" || check_failed "no server: $RC"
 CIPROF_PUSH_TOKEN=$TOKEN run_capture u2 "$CIPROF" push --db "$DB" --server "http://u:$TOKEN@127.0.0.1:1"
