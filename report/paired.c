@@ -295,8 +295,11 @@ void paired_judge(const struct paired *pa, const struct report_options *o, size_
 		it->head_seconds = hs;
 		it->change = bs > 0 ? hs / bs - 1 : (hs > 0 ? INFINITY : 0);
 		it->lo = it->hi = it->change;
+		/* Enough samples: the minimum share on one side, and PAIRED_MIN_SAMPLES a round
+		 * (fewer make a round's ratio mostly the sampler's phase). */
 		int judged = R >= 2 && ((bt > 0 && b / bt >= o->min_share) ||
-		                        (ht > 0 && h / ht >= o->min_share));
+		                        (ht > 0 && h / ht >= o->min_share)) &&
+		             fmax(b, h) >= PAIRED_MIN_SAMPLES * (double)R;
 		/* "(outside tests)" is harness time and the jitter of where tests begin: judged
 		 * only when nothing else is a test, as in ciprof report. */
 		if (it->measure == REPORT_TEST && !*it->name && n > 0) {
@@ -324,10 +327,15 @@ void paired_judge(const struct paired *pa, const struct report_options *o, size_
 		}
 		double est = log((hs > 0 ? hs : 0.5 * pa->head_period[0]) /
 		                 (bs > 0 ? bs : 0.5 * pa->base_period[0]));
-		double var_pois = 1 / (h + 0.5) + 1 / (b + 0.5);
-		double var_mean = var_emp / (double)R;
-		double df = var_mean > var_pois ? (double)(R - 1) : 0;
-		double se = sqrt(fmax(var_pois, var_mean));
+		/* A fixed-period sampler counts a steady loop's time almost exactly, far below
+		 * Poisson's error; many short calls come near Poisson. The rounds' own scatter
+		 * tells which, per item: a paired t test on the log ratios (rounds - 1 degrees of
+		 * freedom), its variance at least the counts' quantization (a count is off by up to
+		 * one sample, uniformly: 1/12 per count), so identical rounds cannot make it 0. */
+		double hm = h / (double)R + 0.5, bm = b / (double)R + 0.5;
+		double var_quant = (1 / (hm * hm) + 1 / (bm * bm)) / 12;
+		double df = (double)(R - 1);
+		double se = sqrt(fmax(var_emp, var_quant) / (double)R);
 		it->p = paired_t_p2(est / se, df);
 		double crit = t_crit(out->alpha_look, df);
 		it->lo = expm1(est - crit * se);

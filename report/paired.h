@@ -1,6 +1,6 @@
 /* report/paired: the statistics of `ciprof ab`. Base and head run in rounds on one machine;
  * each round gives, per test and per function (self time), a head/base ratio. The spread of
- * those ratios across rounds is the item's noise, measured here and now. After each planned
+ * those ratios across rounds is the item's noise, measured here and now: a paired t test. After each planned
  * look an item is decided slower/faster (a test on the mean log ratio, Benjamini-Hochberg across
  * items, the report's minimum change), decided the same (equivalence: the whole confidence
  * interval within the minimum change), or undecided. Each look spends alpha / looks
@@ -16,6 +16,8 @@
 
 /* The first look at the rounds is after this many (two ABBA blocks). */
 #define PAIRED_MIN_ROUNDS 4
+/* An item is judged only with at least this many samples a round on one side. */
+#define PAIRED_MIN_SAMPLES 10
 /* Deciding "the same" wrongly misses a change (it ends the comparison early) but never raises
  * a false alarm: it is held to this error rate per item, divided over the looks. */
 #define PAIRED_SAME_ALPHA 0.05
@@ -23,7 +25,7 @@
 #define PAIRED_MAX_ROUNDS 10
 
 enum paired_state {
-	PAIRED_NOT_JUDGED = 0, /* below the minimum share on both sides */
+	PAIRED_NOT_JUDGED = 0, /* under the minimum share, or PAIRED_MIN_SAMPLES a round */
 	PAIRED_UNDECIDED,      /* neither a change nor the same, yet */
 	PAIRED_SAME,           /* within the minimum change, decided */
 	PAIRED_SLOWER,

@@ -62,13 +62,14 @@ static const struct paired_item *item(const struct paired_judgement *j, const ch
 	return NULL;
 }
 
-/* Rounds with small deterministic wobble (+-1 %) around the given counts. */
-static struct paired *judge(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg, size_t rounds,
-                            struct paired_judgement *j)
+/* Rounds with a deterministic wobble of f's counts (-pct, 0, +pct %, in turn) around the given
+ * counts. */
+static struct paired *judge_w(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg, size_t rounds,
+                              int pct, struct paired_judgement *j)
 {
 	struct paired *pa = paired_new();
 	for (size_t r = 0; r < rounds; r++) {
-		int w = (int)(r % 3) - 1;
+		int w = ((int)(r % 3) - 1) * pct;
 		struct profile *b = two_funcs(bf + (uint64_t)(w * (int64_t)bf / 100), bg);
 		struct profile *h = two_funcs(hf - (uint64_t)(w * (int64_t)hf / 100), hg);
 		paired_add_round(pa, b, h);
@@ -80,6 +81,12 @@ static struct paired *judge(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg, 
 	report_options_init(&o);
 	paired_judge(pa, &o, paired_planned_looks(10), j);
 	return pa; /* j's names are borrowed from it */
+}
+
+static struct paired *judge(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg, size_t rounds,
+                            struct paired_judgement *j)
+{
+	return judge_w(bf, bg, hf, hg, rounds, 1, j);
 }
 
 static void test_planted_slowdown(void **state)
@@ -112,11 +119,36 @@ static void test_too_few_samples(void **state)
 {
 	(void)state;
 	struct paired_judgement j;
-	/* 30 % slower, but 20 samples a round: undecided, not slower. */
-	struct paired *pa = judge(20, 20, 26, 20, 4, &j);
+	/* 60 % slower, but 5 and 8 samples a round: not judged, never slower. */
+	struct paired *pa = judge(5, 2000, 8, 2000, 6, &j);
+	assert_int_equal(item(&j, "f")->state, PAIRED_NOT_JUDGED);
+	assert_int_equal(j.nslower + j.nfaster, 0);
+	paired_judgement_release(&j);
+	paired_free(pa);
+}
+
+static void test_noisy_rounds_undecided(void **state)
+{
+	(void)state;
+	struct paired_judgement j;
+	/* 10 % slower on average, but the rounds swing by 25 %: undecided after 4 rounds. */
+	struct paired *pa = judge_w(2000, 2000, 2200, 2000, 4, 25, &j);
 	assert_int_equal(item(&j, "f")->state, PAIRED_UNDECIDED);
 	assert_int_equal(j.nslower + j.nfaster, 0);
 	assert_true(j.nundecided >= 1);
+	paired_judgement_release(&j);
+	paired_free(pa);
+}
+
+static void test_steady_small_change(void **state)
+{
+	(void)state;
+	struct paired_judgement j;
+	/* A steady loop (rounds within 1 %) 10 % slower over 8 rounds: found, although its 200
+	 * samples a round would hide it under Poisson's error. */
+	struct paired *pa = judge(200, 4000, 220, 4000, 8, &j);
+	assert_int_equal(item(&j, "f")->state, PAIRED_SLOWER);
+	assert_int_equal(item(&j, "g")->state, PAIRED_SAME);
 	paired_judgement_release(&j);
 	paired_free(pa);
 }
@@ -129,6 +161,8 @@ int main(void)
 	        cmocka_unit_test(test_planted_slowdown),
 	        cmocka_unit_test(test_identical_sides),
 	        cmocka_unit_test(test_too_few_samples),
+	        cmocka_unit_test(test_noisy_rounds_undecided),
+	        cmocka_unit_test(test_steady_small_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
