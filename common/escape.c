@@ -73,9 +73,7 @@ int esc_utf8_valid(const char *s, size_t n)
 	return 1;
 }
 
-/* What a terminal shows for c: control pictures for C0 controls and DEL, U+FFFD for C1
- * controls, bidi controls and non-characters, c itself otherwise. */
-static uint32_t term_cp(uint32_t c)
+uint32_t esc_shown_cp(uint32_t c)
 {
 	if (c < 0x20)
 		return 0x2400 + c;
@@ -107,7 +105,7 @@ void esc_append(struct strbuf *out, const char *s, enum esc_kind kind)
 			i = j;
 			continue;
 		}
-		esc_utf8_put(out, kind == ESC_TERM ? term_cp(c) : c);
+		esc_utf8_put(out, kind == ESC_TERM ? esc_shown_cp(c) : c);
 		i += len;
 	}
 }

@@ -34,6 +34,10 @@ const char *esc_str(struct strbuf *buf, const char *s, enum esc_kind kind);
 size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 /* Appends code point c as UTF-8. */
 void esc_utf8_put(struct strbuf *out, uint32_t c);
+/* What is shown for c where characters must not act (a terminal, a code block): control
+ * pictures for C0 controls and DEL, U+FFFD for C1 controls, bidi controls and
+ * non-characters, c itself otherwise. report_escape uses it too. */
+uint32_t esc_shown_cp(uint32_t c);
 /* Whether s is valid UTF-8 throughout. */
 int esc_utf8_valid(const char *s, size_t n);
 
