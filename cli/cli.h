@@ -91,6 +91,7 @@ int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_comment(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_ab(int argc, char **argv);

@@ -17,6 +17,7 @@ const struct cli_command cli_commands[] = {
         {"import", cmd_import, "store a profile from perf script, pprof or folded stacks"},
         {"push", cmd_push, "send a stored run to Grafana Pyroscope"},
         {"gc", cmd_gc, "delete old runs from the database"},
+        {"merge", cmd_merge, "copy the runs of other databases into this one, each once"},
         {"comment", cmd_comment, "post or update the report as the PR/MR comment"},
         {"config", cmd_config, "print the effective configuration and its sources"},
         {"version", cmd_version, "print ciprof's version"},

@@ -10,7 +10,9 @@
 # merge-base; a fork's PR only uploads, and the workflow_run companion ciprof-comment.yml
 # renders the comment again from the artifact's database (never the fork's Markdown) and posts
 # it, is skipped for same-repository PRs and green without an artifact; a pinned release is
-# installed only when its SHA-256 matches. actions/checkout is skipped (the work tree is
+# installed only when its SHA-256 matches; with history-branch, a push saves the database to a
+# branch of the repository and a PR finds its baseline there after every cache was evicted.
+# actions/checkout is skipped (the work tree is
 # prepared here); the cache and artifact actions are emulated; sudo, apt-get and sysctl are
 # recording stand-ins, so nothing on this machine is changed.
 source "$(dirname "$0")/lib.sh"
@@ -223,6 +225,20 @@ expect_grep "no baseline explained" "$TMP/rel.out" "no database of release was i
 expect_grep "what to do" "$TMP/rel.out" "The next push to release stores its profile"
 expect_grep "the comment says why" "$STATE/gh-artifacts/107/ciprof-report/report.md" "**No baseline:**"
 
+# with fail-on-regression, a base branch ciprof has no run of fails the job, naming the branches
+python3 - "$WF/ciprof.yml" "$TMP/gate.yml" <<'PY'
+import sys, yaml
+wf = yaml.safe_load(open(sys.argv[1]))
+step = next(s for s in wf["jobs"]["profile"]["steps"] if "ci-templates/github" in s.get("uses", ""))
+step["with"]["fail-on-regression"] = "true"
+yaml.safe_dump(wf, open(sys.argv[2], "w"))
+PY
+EVENT_FILE="$TMP/rel.event.json" job gate 113 pull_request refs/pull/9/merge feature "$TMP/gate.yml" profile \
+	--env GITHUB_BASE_REF=release --env GITHUB_HEAD_REF=feature
+expect_rc "unknown base with fail-on-regression" 1 gate
+expect_grep "ciprof names the branches it has" "$TMP/gate.out" "(branches: "
+expect_grep "the job says why it failed" "$TMP/gate.out" "fail-on-regression is set and ciprof report failed"
+
 # --- 6. a shallow checkout is deepened to the merge-base -----------------------------------
 git clone -q --bare "$WS" "$TMP/origin.git" || fail "git clone --bare"
 for i in $(seq 1 60); do
@@ -322,7 +338,30 @@ EVENT_FILE="$TMP/pr1.event.json" job badsum 112 pull_request refs/pull/7/merge f
 expect_rc "a wrong SHA-256 fails the job" 1 badsum
 expect_grep "the mismatch is said" "$TMP/badsum.out" "does not have the SHA-256 given in release-sha256; not installed"
 
+# --- 9. history that lasts: the database on a branch, found again after the cache is gone ---
+git -C "$WS" remote add origin "$TMP/origin.git" || fail "git remote add"
+python3 - "$WF/ciprof.yml" "$TMP/history.yml" <<'PY'
+import sys, yaml
+wf = yaml.safe_load(open(sys.argv[1]))
+step = next(s for s in wf["jobs"]["profile"]["steps"] if "ci-templates/github" in s.get("uses", ""))
+step["with"]["history-branch"] = "ciprof-history"
+yaml.safe_dump(wf, open(sys.argv[2], "w"))
+PY
+EVENT_FILE="$TMP/push.event.json" job hist1 120 push refs/heads/main main "$TMP/history.yml" profile
+expect_rc "push to main with a history branch" 0 hist1
+expect_grep "saved to the history branch" "$TMP/hist1.out" "saved $WS/.ciprof/ciprof.db to ciprof-history"
+git -C "$TMP/origin.git" cat-file -e "ciprof-history:ciprof.db" 2>/dev/null && ok "the branch holds ciprof.db" ||
+	check_failed "no ciprof.db on the history branch"
+rm -rf "$STATE"/gh-cache/ciprof-db-* # every database cache evicted
+EVENT_FILE="$TMP/pr1.event.json" job hist2 121 pull_request refs/pull/7/merge feature "$TMP/history.yml" profile \
+	--env GITHUB_BASE_REF=main --env GITHUB_HEAD_REF=feature
+expect_rc "PR after the cache was evicted" 0 hist2
+expect_grep "no cache" "$TMP/hist2.out" "actions/cache/restore (emulated): no cache"
+expect_grep "restored from the branch" "$TMP/hist2.out" "restored $WS/.ciprof/ciprof.db from ciprof-history"
+expect_no_grep "a baseline all the same" "$STATE/gh-artifacts/121/ciprof-report/report.json" '"no_baseline": true'
+expect_eq "a PR does not push the history" "$(step_outcome hist2 "ciprof - save to the history branch")" skipped
+
 # --- the token ------------------------------------------------------------------------------
-expect_no_token "every job's output" "$TMP"/{push,pushfail,pr1,pr2,rerun,options,rel,shallow,fork,companion,stale,same,none,release,badsum}.out \
+expect_no_token "every job's output" "$TMP"/{push,pushfail,pr1,pr2,rerun,options,rel,gate,shallow,fork,companion,stale,same,none,release,badsum,hist1,hist2}.out \
 	"$TMP"/*.summary.md
 finish
