@@ -7,8 +7,8 @@ JSON line in --log (method, path, query, whether the token was right, the JSON b
 status sent). Scripted faults (--fault) answer chosen requests with an error first.
 
 It is bounded: it binds 127.0.0.1 on a port the OS chooses (written to --port-file), stops
-after --max-requests requests or --timeout seconds, whichever comes first, or on
-GET /__shutdown. The token itself is never written to the log.
+after --max-requests requests or --timeout seconds, whichever comes first, when the
+process --parent names has ended, or on GET /__shutdown. The token itself is never written to the log.
 
 Faults: METHOD:PATH_SUBSTRING:STATUS:COUNT[:Header=Value...], COUNT a number or '*' (always),
 e.g. GET:/comments:500:1, POST:/notes:429:1:Retry-After=0, POST:/comments:403:*. The pseudo
@@ -316,6 +316,8 @@ def main():
     p.add_argument("--fault", action="append")
     p.add_argument("--max-requests", type=int, default=200)
     p.add_argument("--timeout", type=float, default=120)
+    p.add_argument("--parent", type=int, default=0,
+                   help="stop when this process ends (the test), however long it takes")
     args = p.parse_args()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -328,7 +330,15 @@ def main():
     os.rename(tmp, args.port_file)
     t = threading.Thread(target=server.serve_forever, daemon=True)
     t.start()
-    server.state.done.wait(args.timeout)
+    deadline = time.monotonic() + args.timeout
+    while not server.state.done.wait(0.2):
+        if time.monotonic() >= deadline:
+            break
+        if args.parent:
+            try:
+                os.kill(args.parent, 0)
+            except ProcessLookupError:
+                break
     time.sleep(0.05)  # let the last answer leave
     server.shutdown()
     server.server_close()

@@ -21,10 +21,10 @@ forge_start() {
 	: >"$FORGE_LOG"
 	rm -f "$TMP/$name.port"
 	python3 "$FAKE_FORGE" --api "$api" --token "$TOKEN" --port-file "$TMP/$name.port" \
-		--log "$FORGE_LOG" --timeout 1800 "$@" 2>"$TMP/$name.server.err" &
+		--log "$FORGE_LOG" --timeout 3600 --parent $$ "$@" 2>"$TMP/$name.server.err" &
 	FORGE_PIDS+=($!)
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 1200); do # up to 60 s: python starts slowly on a loaded machine
 		[ -s "$TMP/$name.port" ] && break
 		sleep 0.05
 	done

@@ -25,6 +25,25 @@ ok() {
 	echo "ok   [$TEST_NAME]: $*"
 }
 
+# skip REASON...: this test cannot run here (not a pass): exit 77, which ctest reports as
+# "Not Run" (SKIP_RETURN_CODE, tests/CMakeLists.txt).
+skip() {
+	echo "SKIP [$TEST_NAME]: $*"
+	exit 77
+}
+
+# wait_cpu PID TICKS: waits until process PID has used TICKS clock ticks (1/100 s) of CPU
+# time, or has ended (at most 60 s): a command has run long enough to be sampled, whatever the
+# load, without guessing a wall-clock delay.
+wait_cpu() {
+	local i t
+	for i in $(seq 1200); do
+		t=$(awk '{print $14 + $15}' /proc/"$1"/stat 2>/dev/null) || return 0
+		[ "${t:-0}" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+}
+
 # finish: exit 0 when no check failed.
 finish() {
 	if [ "$FAILURES" -ne 0 ]; then

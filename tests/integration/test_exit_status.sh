@@ -107,7 +107,7 @@ signal_test() {
 		check_failed "$name: the command '$comm' never started under ciprof"
 		return
 	fi
-	sleep 1
+	wait_cpu "$CHILD" 30
 	kill -"$sig" "$pid"
 	local i
 	for i in $(seq 100); do

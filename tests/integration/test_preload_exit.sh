@@ -39,13 +39,26 @@ expect_grep "names the variable" "$TMP/nolib.err" "CIPROF_PRELOAD_LIB"
 	check_failed "the command ran although the sampler library is missing"
 
 # --- SIGTERM to ciprof reaches the command; the profile is still written ---------------------
+# No sleeping on the clock: the command says when its trap is set (a ready file holding its
+# pid), and the test waits until it has burned some CPU time, so that the profile has samples.
 python3 -c 'import os, signal, sys
 signal.signal(signal.SIGTERM, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])' "$CIPROF" run --backend preload --no-store \
-	-o "$TMP/term.folded" -- sh -c 'trap "exit 42" TERM; while :; do :; done' \
+	-o "$TMP/term.folded" -- sh -c 'trap "exit 42" TERM; echo $$ >"$1.tmp"; mv "$1.tmp" "$1"
+		while :; do :; done' sh "$TMP/term.ready" \
 	>"$TMP/term.out" 2>"$TMP/term.err" </dev/null &
 pid=$!
-sleep 1.5
+cmd_pid=
+for i in $(seq 1200); do # up to 60 s for the command to start, under any load
+	[ -s "$TMP/term.ready" ] && cmd_pid=$(cat "$TMP/term.ready") && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.05
+done
+if [ -z "$cmd_pid" ]; then
+	kill -KILL $pid 2>/dev/null
+	fail "the command never started under ciprof: $(cat "$TMP/term.err")"
+fi
+wait_cpu "$cmd_pid" 30
 kill -TERM $pid
 RC=0
 wait $pid || RC=$?

@@ -40,6 +40,8 @@ static void test_ordinary_patterns(void **state)
 	accept("^a{1,200}$");
 	accept("(a+)(b+)(c+)(d+)(e+)(f+)(g+)(h+)");
 	accept("a{,3}"); /* not a bound in ERE: ordinary characters */
+	accept("((ab)+c)*x?");
+	accept("^(a|b)+(c|d)*$");
 	accept("");
 }
 
@@ -51,6 +53,11 @@ static void test_explosive_patterns(void **state)
 	refuse("((a{255}){255}){255}", "too complex");
 	refuse("(((((((((((((((((a*)*)*)*)*)*)*)*)*)*)*)*)*)*)*)*)*)", "too complex");
 	refuse("a{1000000000}", "too complex");
+	/* Few atoms, but glibc's closure computation is exponential in nested repetitions of
+	 * what can match nothing (2.6 s and 14 s). */
+	refuse("()++++++++++", "nested more than 3 deep");
+	refuse("((((((((((()+)+)+)+)+)+)+)+)+)+)+", "nested more than 3 deep");
+	refuse("a++++", "nested more than 3 deep");
 	char *deep = malloc(200);
 	memset(deep, '(', 100);
 	memset(deep + 100, ')', 99);
