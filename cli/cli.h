@@ -26,8 +26,13 @@ struct cli_option {
 	const char *long_name;
 	int id;
 	const char *arg;  /* NULL: takes no argument; otherwise its placeholder, e.g. "N" */
-	const char *help; /* one line */
+	const char *help; /* one line, or CLI_CONFIG_HELP("run.hz") */
 };
+
+/* The help of an option that sets a .ciprof.yml key: its text, range and default come from
+ * the config key table (common/config.c), the one place they are written, and cli_config_arg
+ * checks its value by the key's rules. */
+#define CLI_CONFIG_HELP(key_name) "=" key_name
 
 struct cli_command {
 	const char *name;
@@ -51,6 +56,11 @@ void cli_print_usage(FILE *out, const char *cmd, const char *usage_line, const c
 
 /* Prints "ciprof: error: MSG" (used for usage errors) and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Checks arg as a value of the config key behind option id (CLI_CONFIG_HELP) with the
+ * key's own rules (type, range, choices); *num gets its number (INT, NUMBER, BOOL). 0, or -1
+ * after a usage error for cmd ("--hz: 'run.hz' must be ..."). */
+int cli_config_arg(const char *cmd, const struct cli_option *opts, int id, const char *arg,
+                   double *num);
 /* Parses a whole decimal integer in [min, max]; 0 or -1. */
 int cli_parse_int(const char *s, long min, long max, long *out);
 /* --format of the reports, --backend and --unwind of the sampler: 0, or -1 after printing a

@@ -70,7 +70,7 @@ static const struct cli_option ab_options[] = {
         {"event", OPT_EVENT, "E",
          "auto (default: instructions where a PMU exists, else cpu-clock), instructions, "
          "cycles or cpu-clock"},
-        {"hz", OPT_HZ, "N", "samples per CPU-second per thread, or per 10^9 events (default " CIPROF_STR(CIPROF_DEFAULT_HZ) ")"},
+        {"hz", OPT_HZ, "N", CLI_CONFIG_HELP("run.hz")},
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
         {"unwind", OPT_UNWIND, "U", "fp (default) or dwarf"},
         {"pty", OPT_PTY, NULL, "run the commands on a pseudo-terminal (test markers)"},
@@ -232,12 +232,9 @@ static int ab_opt(void *ctx, int id, const char *arg)
 		a->set |= SET_ALPHA;
 		return 0;
 	case OPT_HZ:
-		if (cli_parse_int(arg, RUNNER_HZ_MIN, RUNNER_HZ_MAX, &n) < 0) {
-			cli_usage_error("ab", "--hz takes a whole number from %d to %d, not '%s'",
-			                RUNNER_HZ_MIN, RUNNER_HZ_MAX, arg);
+		if (cli_config_arg("ab", ab_options, OPT_HZ, arg, &v) < 0)
 			return -1;
-		}
-		a->ropts.hz = (int)n;
+		a->ropts.hz = (int)v;
 		a->set |= SET_HZ;
 		return 0;
 	case OPT_BACKEND:

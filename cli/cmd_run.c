@@ -35,7 +35,7 @@ enum {
 };
 
 static const struct cli_option run_options[] = {
-        {"hz", OPT_HZ, "N", "samples per CPU-second per thread, 1..10000 (default " CIPROF_STR(CIPROF_DEFAULT_HZ) ")"},
+        {"hz", OPT_HZ, "N", CLI_CONFIG_HELP("run.hz")},
         {"output", 'o', "FILE", "write the profile to FILE ('-' for stdout)"},
         {"format", OPT_FORMAT, "FMT", "format of --output: folded (default)"},
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
@@ -98,14 +98,12 @@ static int run_opt(void *ctx, int id, const char *arg)
 {
 	struct run_args *a = ctx;
 	long v;
+	double num;
 	switch (id) {
 	case OPT_HZ:
-		if (cli_parse_int(arg, RUNNER_HZ_MIN, RUNNER_HZ_MAX, &v) < 0) {
-			cli_usage_error("run", "--hz takes a whole number from %d to %d, not '%s'",
-			                RUNNER_HZ_MIN, RUNNER_HZ_MAX, arg);
+		if (cli_config_arg("run", run_options, OPT_HZ, arg, &num) < 0)
 			return -1;
-		}
-		a->ropts.hz = (int)v;
+		a->ropts.hz = (int)num;
 		a->hz_given = 1;
 		return 0;
 	case 'o':

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/config.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 
@@ -26,12 +28,39 @@ void cli_print_usage(FILE *out, const char *cmd, const char *usage_line, const c
 			n = snprintf(left, sizeof(left), "    --%s", o->long_name);
 		if (o->arg && n > 0 && (size_t)n < sizeof(left))
 			snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->arg);
-		fprintf(out, "  %-26s %s\n", left, o->help);
+		enum config_key k;
+		if (o->help[0] == '=' && config_key_find(o->help + 1, &k) == 0) {
+			char *help = config_option_help(k);
+			fprintf(out, "  %-26s %s\n", left, help);
+			free(help);
+		} else {
+			fprintf(out, "  %-26s %s\n", left, o->help);
+		}
 	}
 	fputs("  -q, --quiet                only warnings and errors\n"
 	      "  -v, --verbose              say more (twice: debug)\n"
 	      "  -h, --help                 show this help\n",
 	      out);
+}
+
+int cli_config_arg(const char *cmd, const struct cli_option *opts, int id, const char *arg,
+                   double *num)
+{
+	const struct cli_option *o = opts;
+	while (o->long_name && o->id != id)
+		o++;
+	enum config_key k;
+	if (!o->long_name || o->help[0] != '=' || config_key_find(o->help + 1, &k) < 0)
+		return cli_usage_error(cmd, "internal: option %d is not a config option", id);
+	struct config tmp;
+	config_init(&tmp);
+	int r = config_set(&tmp, k, arg, CONFIG_FLAG);
+	if (r < 0)
+		cli_usage_error(cmd, "--%s: %s", o->long_name, cp_last_error());
+	else if (num)
+		*num = config_number(&tmp, k);
+	config_release(&tmp);
+	return r;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -22,7 +22,8 @@ extern char **environ;
 
 static const struct config_key_info keys[CONFIG_NKEYS] = {
         [CONFIG_RUN_HZ] = {"run.hz", CONFIG_T_INT, CIPROF_STR(CIPROF_DEFAULT_HZ), 1, 10000, 0, NULL, "CIPROF_RUN_HZ",
-                           "samples per CPU-second per thread (run --hz)"},
+                           "samples per CPU-second per thread, or per 10^9 events with --event "
+                           "(run --hz)"},
         [CONFIG_RUN_BACKEND] = {"run.backend", CONFIG_T_CHOICE, "auto", 0, 0, 0,
                                 "auto|perf|preload", "CIPROF_RUN_BACKEND",
                                 "sampling backend (run --backend)"},
@@ -73,6 +74,36 @@ static const struct config_key_info keys[CONFIG_NKEYS] = {
 const struct config_key_info *config_key_info(enum config_key k)
 {
 	return (unsigned)k < CONFIG_NKEYS ? &keys[k] : NULL;
+}
+
+char *config_option_help(enum config_key k)
+{
+	const struct config_key_info *ki = config_key_info(k);
+	struct strbuf sb = STRBUF_INIT;
+	if (!ki)
+		return strbuf_detach(&sb, NULL);
+	const char *help = ki->help, *paren = NULL;
+	for (const char *q = strstr(help, " ("); q; q = strstr(q + 1, " ("))
+		paren = q;
+	size_t len = strlen(help);
+	if (paren && help[len - 1] == ')' && strstr(paren, "--"))
+		len = (size_t)(paren - help);
+	strbuf_add(&sb, help, len);
+	if (ki->type == CONFIG_T_INT || ki->type == CONFIG_T_NUMBER)
+		strbuf_addf(&sb, ", %g..%g", ki->min, ki->max);
+	if (ki->type == CONFIG_T_CHOICE) {
+		strbuf_addstr(&sb, ": ");
+		for (const char *c = ki->choices; *c; c++)
+			strbuf_addstr(&sb, *c == '|' ? ", " : (char[]){*c, 0});
+	}
+	strbuf_addstr(&sb, " (");
+	if (*ki->def)
+		strbuf_addf(&sb, "default %s; ", ki->def);
+	strbuf_addstr(&sb, ki->name);
+	if (ki->env)
+		strbuf_addf(&sb, ", %s", ki->env);
+	strbuf_addch(&sb, ')');
+	return strbuf_detach(&sb, NULL);
 }
 
 int config_key_find(const char *name, enum config_key *out)

@@ -23,7 +23,7 @@ struct config_rule {
 
 /* The settings, in the order `ciprof config` prints them. */
 enum config_key {
-	CONFIG_RUN_HZ,              /* int 1..10000, default CIPROF_DEFAULT_HZ */
+	CONFIG_RUN_HZ,              /* int 1..10000 (config.c), default CIPROF_DEFAULT_HZ */
 	CONFIG_RUN_BACKEND,         /* auto | perf | preload */
 	CONFIG_REPORT_BASE_BRANCH,  /* string; "" = the head run's base branch, else main */
 	CONFIG_REPORT_BASE_RUNS,    /* int 1..1000, default 5 */
@@ -112,6 +112,11 @@ int config_set(struct config *c, enum config_key k, const char *text, enum confi
 
 /* The table: NULL for an out-of-range k. */
 const struct config_key_info *config_key_info(enum config_key k);
+/* The --help line of a command-line option setting key k, from the table: its help (less the
+ * "(run --hz)" pointer back to the option), the range or choices, the default and where
+ * else it is set: "samples per CPU-second per thread, 1..10000 (default 999; run.hz,
+ * CIPROF_RUN_HZ)". Owned. */
+char *config_option_help(enum config_key k);
 /* "run.hz" -> CONFIG_RUN_HZ; 0, or -1 when no such key. */
 int config_key_find(const char *name, enum config_key *out);
 

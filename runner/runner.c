@@ -1,5 +1,6 @@
 /* runner_run: picks the backend and returns the symbolized profile of the command. */
 #include "runner/runner.h"
+#include "common/config.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 #include "runner/ctest.h"
@@ -7,12 +8,13 @@
 #include "runner/perf.h"
 #include "runner/preload_backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void runner_opts_init(struct runner_opts *o)
 {
 	o->argv = 0;
-	o->hz = RUNNER_HZ_DEFAULT;
+	o->hz = (int)strtol(config_key_info(CONFIG_RUN_HZ)->def, NULL, 10);
 	o->backend = RUNNER_BACKEND_AUTO;
 	o->unwind = RUNNER_UNWIND_FP;
 	o->stack_size = RUNNER_STACK_SIZE_DEFAULT;
@@ -34,9 +36,9 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 	*out = 0;
 	if (!opts->argv || !opts->argv[0])
 		return cp_error("no command to run");
-	if (opts->hz < RUNNER_HZ_MIN || opts->hz > RUNNER_HZ_MAX)
-		return cp_error("sampling rate %d Hz is outside %d..%d", opts->hz, RUNNER_HZ_MIN,
-		                RUNNER_HZ_MAX);
+	const struct config_key_info *hz = config_key_info(CONFIG_RUN_HZ);
+	if (opts->hz < hz->min || opts->hz > hz->max)
+		return cp_error("sampling rate %d Hz is outside %g..%g", opts->hz, hz->min, hz->max);
 	if (opts->unwind == RUNNER_UNWIND_DWARF &&
 	    (opts->stack_size < 8 || opts->stack_size > RUNNER_STACK_SIZE_MAX ||
 	     opts->stack_size % 8))

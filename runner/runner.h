@@ -17,9 +17,7 @@ enum runner_unwind { RUNNER_UNWIND_FP, RUNNER_UNWIND_DWARF };
  * PMU is exposed (bare metal, some VMs), and only with the perf backend. */
 enum runner_event { RUNNER_EVENT_CPU_CLOCK, RUNNER_EVENT_INSTRUCTIONS, RUNNER_EVENT_CYCLES };
 
-#define RUNNER_HZ_MIN     1
-#define RUNNER_HZ_MAX     10000
-#define RUNNER_HZ_DEFAULT CIPROF_DEFAULT_HZ
+/* The sampling rate's range and default are run.hz's, in the config key table (config.c). */
 
 /* --unwind dwarf: bytes of user stack copied per sample (perf's sample_stack_user). */
 #define RUNNER_STACK_SIZE_DEFAULT 8192

@@ -225,6 +225,20 @@ static void test_setting_errors(void **state)
 	             "appears twice");
 }
 
+/* Command-line options that set a key take their help, range and default from the table. */
+static void test_option_help(void **state)
+{
+	(void)state;
+	char *h = config_option_help(CONFIG_RUN_HZ);
+	assert_string_equal(h, "samples per CPU-second per thread, or per 10^9 events with --event, "
+	                       "1..10000 (default " CIPROF_STR(CIPROF_DEFAULT_HZ) "; run.hz, CIPROF_RUN_HZ)");
+	free(h);
+	h = config_option_help(CONFIG_RUN_BACKEND);
+	assert_string_equal(h, "sampling backend: auto, perf, preload (default auto; run.backend, "
+	                       "CIPROF_RUN_BACKEND)");
+	free(h);
+}
+
 static void test_load(void **state)
 {
 	(void)state;
@@ -265,6 +279,7 @@ int main(void)
 	        cmocka_unit_test(test_rules),    cmocka_unit_test(test_errors),
 	        cmocka_unit_test(test_settings), cmocka_unit_test(test_setting_errors),
 	        cmocka_unit_test(test_load),
+	        cmocka_unit_test(test_option_help),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -645,15 +645,23 @@ static void test_foreign_and_missing(void **state)
 	free(missing);
 }
 
+/* A database at db holding one small run; *m and *p are that run (release them). */
+static void seed_one_run(const char *db, struct run_meta *m, struct profile **p)
+{
+	struct store *s = open_ok(db, STORE_CREATE);
+	*p = tu_random_profile(5, 2, 20, 10, 5);
+	tu_meta(m, "main", "c");
+	assert_int_equal(store_add_run(s, m, *p), 0);
+	store_close(s);
+}
+
 static void test_locked(void **state)
 {
 	char *db = path_in("locked.db");
-	struct store *s = open_ok(db, STORE_CREATE);
-	struct profile *p = tu_random_profile(5, 2, 20, 10, 5);
+	struct store *s;
+	struct profile *p;
 	struct run_meta m;
-	tu_meta(&m, "main", "c");
-	assert_int_equal(store_add_run(s, &m, p), 0);
-	store_close(s);
+	seed_one_run(db, &m, &p);
 	setenv("CIPROF_DB_TIMEOUT_MS", "200", 1);
 
 	/* Another connection holds an exclusive lock on the whole file. */
@@ -703,12 +711,10 @@ static void fake_sleep(int64_t ms)
 static void test_one_busy_budget(void **state)
 {
 	char *db = path_in("budget.db");
-	struct store *s = open_ok(db, STORE_CREATE);
-	struct profile *p = tu_random_profile(5, 2, 20, 10, 5);
+	struct store *s;
+	struct profile *p;
 	struct run_meta m;
-	tu_meta(&m, "main", "c");
-	assert_int_equal(store_add_run(s, &m, p), 0);
-	store_close(s);
+	seed_one_run(db, &m, &p);
 	setenv("CIPROF_DB_TIMEOUT_MS", "1000", 1);
 	store_test_clock_ms = fake_clock;
 	store_test_sleep_ms = fake_sleep;
