@@ -184,10 +184,10 @@ static void print_summary(const struct profile *p)
 	uint64_t total = profile_total(p, NULL);
 	fprintf(stderr,
 	        "ciprof: %llu samples at %d Hz (%llu lost), %llu processes, %llu threads, "
-	        "%.2f CPU-s in %.2f s\n",
+	        "%.2f CPU-s (%.2f of them unsampled) in %.2f s\n",
 	        (unsigned long long)st->samples, st->hz, (unsigned long long)st->lost,
 	        (unsigned long long)st->processes, (unsigned long long)st->threads, st->cpu_seconds,
-	        st->wall_seconds);
+	        st->unsampled_seconds, st->wall_seconds);
 	if (st->lost && st->samples)
 		log_warn("%.1f%% of samples were lost: raise --ring-pages or lower --hz",
 		         100.0 * (double)st->lost / (double)(st->samples + st->lost));

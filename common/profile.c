@@ -215,6 +215,7 @@ void profile_stats_add(struct profile_stats *dst, const struct profile_stats *sr
 	dst->processes += src->processes;
 	dst->threads += src->threads;
 	dst->cpu_seconds += src->cpu_seconds;
+	dst->unsampled_seconds += src->unsampled_seconds;
 	dst->wall_seconds += src->wall_seconds;
 	if (src->hz > dst->hz)
 		dst->hz = src->hz;

@@ -37,13 +37,17 @@ struct profile_sample {
 	uint64_t count; /* samples */
 };
 
+/* The frame under a process that holds the CPU time no sample saw (runner/cputime.h). */
+#define PROFILE_UNSAMPLED "[unsampled]"
+
 struct profile_stats {
 	uint64_t samples;    /* samples taken (stored) */
 	uint64_t lost;       /* samples the kernel dropped (PERF_RECORD_LOST) */
 	uint64_t processes;  /* processes seen */
 	uint64_t threads;    /* threads seen */
 	uint64_t period_ns;  /* nanoseconds of CPU per sample (1e9 / hz) */
-	double cpu_seconds;  /* samples * period, the profile's CPU time */
+	double cpu_seconds;  /* the profile's CPU time: samples * period, unsampled included */
+	double unsampled_seconds; /* of it, CPU time no sample saw (the "[unsampled]" frames) */
 	double wall_seconds; /* command's wall time */
 	int hz;
 	int exit_status; /* the command's exit status as ciprof exits with it */

@@ -100,12 +100,9 @@ static void count_sample(struct raw_sample **items, size_t *n, size_t *alloc, st
 	(*n)++;
 }
 
-void aggregator_add(struct aggregator *a, uint32_t test, int weak, uint32_t process,
-                    const uint32_t *dsos, const uint64_t *offsets, size_t n, uint64_t count)
+/* Counts count samples of test at raw node; ATTRIB_PENDING ones are kept aside. */
+static void add_at(struct aggregator *a, uint32_t test, int weak, uint32_t node, uint64_t count)
 {
-	uint32_t node = raw_node(a, 0, raw_frame(a, RAW_PROCESS, process, 0));
-	for (size_t i = n; i > 0; i--)
-		node = raw_node(a, node, raw_frame(a, dsos[i - 1], offsets[i - 1], i - 1 > 0));
 	if (test == ATTRIB_PENDING)
 		count_sample(&a->pend, &a->npend, &a->pend_alloc, &a->pend_idx, 0, node, weak,
 		             count);
@@ -113,6 +110,23 @@ void aggregator_add(struct aggregator *a, uint32_t test, int weak, uint32_t proc
 		count_sample(&a->samples, &a->nsamples, &a->samples_alloc, &a->sample_idx, test,
 		             node, weak, count);
 	a->total += count;
+}
+
+void aggregator_add(struct aggregator *a, uint32_t test, int weak, uint32_t process,
+                    const uint32_t *dsos, const uint64_t *offsets, size_t n, uint64_t count)
+{
+	uint32_t node = raw_node(a, 0, raw_frame(a, RAW_PROCESS, process, 0));
+	for (size_t i = n; i > 0; i--)
+		node = raw_node(a, node, raw_frame(a, dsos[i - 1], offsets[i - 1], i - 1 > 0));
+	add_at(a, test, weak, node, count);
+}
+
+void aggregator_add_unsampled(struct aggregator *a, uint32_t test, int weak, uint32_t process,
+                              uint64_t count)
+{
+	uint32_t node = raw_node(a, 0, raw_frame(a, RAW_PROCESS, process, 0));
+	node = raw_node(a, node, raw_frame(a, RAW_UNSAMPLED, 0, 0));
+	add_at(a, test, weak, node, count);
 }
 
 void aggregator_resolve(struct aggregator *a, uint32_t test)
@@ -148,6 +162,11 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 		if (rf->dso == RAW_PROCESS) {
 			pf.function = (uint32_t)rf->offset;
 			pf.kind = PROFILE_FRAME_PROCESS;
+			frame_map[i] = profile_frame(p, &pf);
+			continue;
+		}
+		if (rf->dso == RAW_UNSAMPLED) {
+			pf.function = profile_intern(p, PROFILE_UNSAMPLED);
 			frame_map[i] = profile_frame(p, &pf);
 			continue;
 		}

@@ -23,7 +23,8 @@ struct raw_frame {
 	uint64_t offset;    /* see proctree_resolve; for RAW_PROCESS, the name's string id */
 };
 
-#define RAW_PROCESS UINT32_MAX
+#define RAW_PROCESS   UINT32_MAX
+#define RAW_UNSAMPLED (UINT32_MAX - 1) /* CPU time no sample saw: the "[unsampled]" frame */
 
 struct raw_node {
 	uint32_t parent, frame;
@@ -64,6 +65,10 @@ void aggregator_release(struct aggregator *a);
  */
 void aggregator_add(struct aggregator *a, uint32_t test, int weak, uint32_t process,
                     const uint32_t *dsos, const uint64_t *offsets, size_t n, uint64_t count);
+
+/* count samples of "[unsampled]" time (cputime.h) of test in process `process` (string id). */
+void aggregator_add_unsampled(struct aggregator *a, uint32_t test, int weak, uint32_t process,
+                              uint64_t count);
 
 /* The samples kept aside as ATTRIB_PENDING belong to test (0: none): counted there now. */
 void aggregator_resolve(struct aggregator *a, uint32_t test);

@@ -11,6 +11,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "runner/aggregate.h"
+#include "runner/cputime.h"
 #include "runner/ctest.h"
 #include "runner/launch.h"
 #include "runner/markers.h"
@@ -74,6 +75,7 @@ struct session {
 	uint64_t prev_round_max; /* newest timestamp read before the current round */
 	struct proctree tree;
 	struct aggregator agg;
+	struct cputime cpu;
 	struct profile *prof;
 	struct attrib attrib;
 	struct markers markers;
@@ -308,6 +310,7 @@ static void init_attr(struct perf_event_attr *attr, const struct runner_opts *op
 	}
 	attr->disabled = 1;
 	attr->inherit = 1;
+	attr->inherit_stat = 1; /* each task's own count, reported as it exits (cputime.h) */
 	attr->enable_on_exec = 1;
 	attr->exclude_kernel = 1;
 	attr->exclude_hv = 1;
@@ -521,6 +524,7 @@ static void handle_sample(struct session *s, const void *rec, size_t len)
 	int weak;
 	uint32_t test = attrib_sample(&s->attrib, (pid_t)smp.pid, (pid_t)smp.tid, smp.time, &weak);
 	aggregator_add(&s->agg, test, weak, process, dsos, offsets, n, 1);
+	cputime_sample(&s->cpu, (pid_t)smp.pid, (pid_t)smp.tid, test, weak, process, smp.period);
 	s->samples++;
 	s->period_ns_sum += smp.period;
 }
@@ -562,10 +566,25 @@ static void handle_record(struct session *s, const void *rec)
 			if (t.pid != t.ppid)
 				attrib_proc_fork(&s->attrib, (pid_t)t.pid, (pid_t)t.ppid);
 		} else {
+			/* Its test as it ends: its unsampled time goes there if it had no sample. */
+			int weak;
+			uint32_t test = attrib_sample(&s->attrib, (pid_t)t.pid, (pid_t)t.tid, t.time,
+			                              &weak);
+			struct proc *p = proctree_find(&s->tree, (pid_t)t.pid);
+			cputime_exit(&s->cpu, (pid_t)t.pid, (pid_t)t.tid, test, weak,
+			             profile_intern(s->prof, p ? p->name : "[unknown]"));
 			proctree_exit(&s->tree, (pid_t)t.pid, (pid_t)t.tid);
 			if (t.pid == t.tid)
 				attrib_proc_exit(&s->attrib, (pid_t)t.pid);
 		}
+		break;
+	}
+	case PERF_RECORD_READ: {
+		struct perf_read r;
+		if (perf_parse_read(rec, len, &r) == 0)
+			cputime_read(&s->cpu, (pid_t)r.pid, (pid_t)r.tid, r.value);
+		else
+			s->bad_records++;
 		break;
 	}
 	case PERF_RECORD_LOST: {
@@ -747,6 +766,7 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 		launch_abort(&l);
 		goto out;
 	}
+	cputime_init(&s.cpu, &s.agg, 1000000000ULL / (uint64_t)opts->hz, (unsigned)s.nrings);
 
 	ret = launch_go(&l, opts->argv[0]);
 	if (ret == RUNNER_ERR_EXEC) {
@@ -786,6 +806,14 @@ finish:
 	drain_rings(&s);
 	ctest_watch_poll(&s.ctest, 1);
 	process_pending(&s, UINT64_MAX);
+	uint64_t total_ns = 0;
+	for (size_t i = 0; i < s.nrings; i++) {
+		uint64_t v;
+		if (read(s.rings[i].fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			total_ns += v; /* the whole tree's CPU time on that CPU */
+	}
+	if (s.cpu.agg)
+		cputime_finish(&s.cpu, l.child, total_ns);
 	finish_unwinding(&s);
 	{
 		struct symbolizer *sym = symbolizer_new();
@@ -800,7 +828,8 @@ finish:
 	st->threads = s.tree.threads_seen;
 	st->hz = opts->hz;
 	st->period_ns = 1000000000ULL / (uint64_t)opts->hz;
-	st->cpu_seconds = (double)s.period_ns_sum / 1e9;
+	st->cpu_seconds = (double)(s.period_ns_sum + s.cpu.unsampled_ns) / 1e9;
+	st->unsampled_seconds = (double)s.cpu.unsampled_ns / 1e9;
 	if (s.throttled)
 		log_warn("the kernel throttled sampling %llu times: lower --hz",
 		         (unsigned long long)s.throttled);
@@ -816,6 +845,7 @@ out:
 		free(s.pend[i].rec);
 	free(s.pend);
 	ctest_watch_release(&s.ctest);
+	cputime_release(&s.cpu);
 	aggregator_release(&s.agg);
 	unwinder_free(s.unw);
 	free(s.umaps);

@@ -197,6 +197,17 @@ int perf_parse_task(const void *rec, size_t len, struct perf_task *out)
 	return c.bad ? -1 : 0;
 }
 
+int perf_parse_read(const void *rec, size_t len, struct perf_read *out)
+{
+	struct cur c = body(rec, len);
+	out->pid = take_u32(&c);
+	out->tid = take_u32(&c);
+	out->value = take_u64(&c);
+	if (c.bad)
+		return -1;
+	return trailer(rec, len, c.p, &out->id);
+}
+
 int perf_parse_lost(const void *rec, size_t len, struct perf_lost *out)
 {
 	struct cur c = body(rec, len);

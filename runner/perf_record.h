@@ -70,6 +70,13 @@ struct perf_task { /* FORK and EXIT */
 	uint64_t time;
 };
 
+/* PERF_RECORD_READ with read_format 0: an exiting task's own count (inherit_stat). */
+struct perf_read {
+	uint32_t pid, tid;
+	uint64_t value;
+	struct perf_id id;
+};
+
 struct perf_lost {
 	uint64_t lost;
 	struct perf_id id;
@@ -88,6 +95,7 @@ int perf_parse_sample_user(const void *rec, size_t len, uint64_t regs_mask,
                            struct perf_sample *out);
 int perf_parse_mmap2(const void *rec, size_t len, struct perf_mmap2 *out);
 int perf_parse_comm(const void *rec, size_t len, struct perf_comm *out);
+int perf_parse_read(const void *rec, size_t len, struct perf_read *out);
 int perf_parse_task(const void *rec, size_t len, struct perf_task *out);
 int perf_parse_lost(const void *rec, size_t len, struct perf_lost *out);
 /* Timestamp of any record type the backend receives, from its trailer or body; 0 if none. */

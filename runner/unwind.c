@@ -669,6 +669,8 @@ void unwind_truncation(const struct profile *p, struct unwind_truncation *out)
 		               PROFILE_FRAME_PROCESS)
 			node = p->nodes[node].parent;
 		const struct profile_frame *f = &p->frames[p->nodes[node].frame];
+		if (!strcmp(profile_str(p, f->function), PROFILE_UNSAMPLED))
+			continue; /* time no sample saw: no stack at all */
 		out->samples += s->count;
 		if (unwind_is_entry_point(profile_str(p, f->function)) ||
 		    is_c_runtime(profile_str(p, f->module)))
