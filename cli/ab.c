@@ -221,7 +221,7 @@ int ab_report_stored(struct store *s, const char *id, const struct report_option
 	int status = EXIT_RUNTIME;
 	if (store_list_runs(s, NULL, 0, &runs, &n) < 0 ||
 	    find_rounds(runs, n, id, &idx, &nrounds) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		goto out;
 	}
 	double seconds = 0;
@@ -231,7 +231,7 @@ int ab_report_stored(struct store *s, const char *id, const struct report_option
 			const struct run_meta *m = &runs[idx[2 * r + (size_t)k]];
 			seconds += m->wall_seconds;
 			if (store_load_profile(s, m->id, NULL, &p[k]) < 0) {
-				fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+				log_errmsg("%s", cp_last_error());
 				profile_free(p[0]);
 				goto out;
 			}
@@ -256,7 +256,7 @@ int ab_report_stored(struct store *s, const char *id, const struct report_option
 	enum report_verdict verdict;
 	if (ab_render(&sides, &runs[idx[2 * (nrounds - 1)]], last_head, &info, o, f, &doc,
 	              &verdict) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		goto out;
 	}
 	log_info("report: A/B comparison %s: %s after %zu rounds; %zu undecided", id,

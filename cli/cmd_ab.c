@@ -691,7 +691,7 @@ int cmd_ab(int argc, char **argv)
 	if (a.ropts.pty == 0)
 		a.ropts.pty = -1; /* stdout is the report's */
 	if (apply_config(&a, &cfg) < 0 || cli_load_rules(&cfg, &rules) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		goto out_early;
 	}
 	snprintf(st.id, sizeof(st.id), "%lld-%ld", (long long)time(NULL), (long)getpid());
@@ -700,7 +700,7 @@ int cmd_ab(int argc, char **argv)
 		r = store_open(&st.store, path, STORE_CREATE);
 		free(path);
 		if (r < 0) {
-			fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+			log_errmsg("%s", cp_last_error());
 			status = EXIT_RUNTIME;
 			goto out_early;
 		}
@@ -761,7 +761,7 @@ int cmd_ab(int argc, char **argv)
 	if (ab_render(&st.sides, &st.meta[0], &st.meta[1], &info, &a.opts, a.format, &doc,
 	              &verdict) < 0) {
 		strbuf_release(&doc);
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		status = EXIT_RUNTIME;
 		goto out;
 	}

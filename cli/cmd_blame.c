@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/json.h"
 #include "cli/store_open.h"
+#include "common/log.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/escape.h"
@@ -270,7 +271,7 @@ int cmd_blame(int argc, char **argv)
 	struct config cfg;
 	config_init(&cfg);
 	if (config_load(&cfg, NULL) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		config_release(&cfg);
 		return EXIT_USAGE;
 	}

@@ -311,7 +311,7 @@ int cmd_comment(int argc, char **argv)
 		goto out;
 	}
 	if (config_load(&cfg, NULL) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		status = EXIT_USAGE;
 		goto out;
 	}

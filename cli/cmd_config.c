@@ -2,6 +2,7 @@
  * line) printed as YAML that could be pasted back into .ciprof.yml, each value followed by
  * where it came from; or one value (--get) for scripts. */
 #include "cli/cli.h"
+#include "common/log.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/strbuf.h"
@@ -258,7 +259,7 @@ int cmd_config(int argc, char **argv)
 		goto out;
 	}
 	if (config_load(&cfg, a.file) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		status = EXIT_USAGE;
 		goto out;
 	}

@@ -168,7 +168,7 @@ int cmd_push(int argc, char **argv)
 		}
 	}
 	if (config_load(&cfg, NULL) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		r = EXIT_USAGE;
 		goto out;
 	}

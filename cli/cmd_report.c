@@ -390,7 +390,7 @@ int cmd_report(int argc, char **argv)
 	struct frames_filter ff = {0};
 	config_init(&cfg);
 	if (apply_config(&a, &cfg, &ff) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		frames_filter_release(&ff);
 		config_release(&cfg);
 		return EXIT_USAGE;

@@ -366,7 +366,7 @@ int cmd_run(int argc, char **argv)
 	}
 	a.ropts.argv = argv + first;
 	if (cli_load_rules(&cfg, &rules) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -390,7 +390,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (r < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		status = EXIT_RUNTIME;
 		goto out;
 	}
@@ -401,7 +401,7 @@ int cmd_run(int argc, char **argv)
 		attach_junit(&a, p);
 	print_summary(p);
 	if (a.output && write_output(p, a.output) < 0) {
-		fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+		log_errmsg("%s", cp_last_error());
 		if (!status)
 			status = EXIT_RUNTIME;
 	} else if (a.output && strcmp(a.output, "-")) {

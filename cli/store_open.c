@@ -1,6 +1,7 @@
 /* Shared plumbing of the database commands: which file, opened how, errors printed once. */
 #include "cli/store_open.h"
 #include "cli/cli.h"
+#include "common/log.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 
@@ -11,7 +12,7 @@
 
 int cli_runtime_error(void)
 {
-	fprintf(stderr, "ciprof: error: %s\n", cp_last_error());
+	log_errmsg("%s", cp_last_error());
 	return EXIT_RUNTIME;
 }
 

@@ -1,5 +1,7 @@
 /* stderr diagnostics with levels; honours NO_COLOR (https://no-color.org). */
 #include "common/log.h"
+#include "common/escape.h"
+#include "common/xalloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,14 +28,29 @@ int log_use_color(void)
 	return isatty(STDERR_FILENO);
 }
 
+/* A message often holds names (a test's, a module's, a --junit pattern, a file's): the whole
+ * message is escaped for the terminal, so none can colour the screen or start a "::" workflow
+ * command in a CI log. Only the tag's colour, ours, reaches stderr raw. */
 static void emit(const char *tag, const char *color, const char *fmt, va_list ap)
 {
 	int c = color && log_use_color();
+	struct strbuf out = STRBUF_INIT;
+	va_list aq;
+	va_copy(aq, ap);
+	int n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n >= 0) {
+		char *raw = xmalloc((size_t)n + 1);
+		vsnprintf(raw, (size_t)n + 1, fmt, ap);
+		esc_append(&out, raw, ESC_TERM);
+		free(raw);
+	}
 	fputs("ciprof: ", stderr);
 	if (tag)
 		fprintf(stderr, "%s%s%s", c ? color : "", tag, c ? "\033[0m" : "");
-	vfprintf(stderr, fmt, ap);
+	fputs(out.buf, stderr);
 	fputc('\n', stderr);
+	strbuf_release(&out);
 }
 
 #define LOG_AT(min, tag, color)                                                                    \

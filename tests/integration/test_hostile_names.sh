@@ -93,6 +93,14 @@ grep -q "test␛\[2J" "$TMP/showt.out" || check_failed "show --by test: the test
 run_capture runs "$CIPROF" runs --db "$DB"
 no_raw_controls "runs (the command line holds the names)" "$TMP/runs.out"
 
+# Warnings and errors hold names too (a --junit pattern, an unknown test): escaped as well.
+run_capture warn "$CIPROF" run --no-store --junit "$TEST" -- true
+no_raw_controls "warning naming a --junit pattern" "$TMP/warn.err"
+grep -q "matches no file" "$TMP/warn.err" || check_failed "no --junit warning: $(cat "$TMP/warn.err")"
+run_capture err "$CIPROF" show --db "$DB" --test "$TEST"x
+[ "$RC" = 3 ] || check_failed "show --test of an unknown test: rc $RC"
+no_raw_controls "error naming an unknown test" "$TMP/err.err"
+
 # JSON: every function and test is there, names repaired to valid UTF-8.
 run_capture showj "$CIPROF" show --db "$DB" --format json
 run_capture showtj "$CIPROF" show --db "$DB" --by test --format json
