@@ -38,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct perf_comm c;
 		struct perf_task t;
 		struct perf_lost l;
+		struct perf_read rd;
 		if (perf_parse_sample(rec, rec_size, &s) == 0) {
 			uint64_t out[128];
 			perf_user_callchain(&s, out, 128);
@@ -55,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		perf_parse_comm(rec, rec_size, &c);
 		perf_parse_task(rec, rec_size, &t);
 		perf_parse_lost(rec, rec_size, &l);
+		perf_parse_read(rec, rec_size, &rd);
 		perf_record_time(rec, rec_size);
 		tail += rec_size;
 		free(rec);

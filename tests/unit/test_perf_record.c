@@ -175,6 +175,23 @@ static void test_mmap2_comm_task_lost(void **state)
 	assert_int_equal(perf_parse_lost(r.b, r.n, &l), 0);
 	assert_int_equal(l.lost, 42);
 	assert_int_equal(perf_record_time(r.b, r.n), 333);
+
+	/* READ (inherit_stat, read_format 0): pid, tid, the task's own count, sample_id */
+	header(&r, PERF_RECORD_READ, 0);
+	put32(&r, 30);
+	put32(&r, 31);
+	put64(&r, 3500000);
+	put32(&r, 30);
+	put32(&r, 31);
+	put64(&r, 555);
+	finish(&r);
+	struct perf_read rd;
+	assert_int_equal(perf_parse_read(r.b, r.n, &rd), 0);
+	assert_int_equal(rd.pid, 30);
+	assert_int_equal(rd.tid, 31);
+	assert_int_equal(rd.value, 3500000);
+	assert_int_equal(perf_record_time(r.b, r.n), 555);
+	assert_int_equal(perf_parse_read(r.b, 20, &rd), -1); /* cut short */
 }
 
 static void test_ring_wraps(void **state)
