@@ -9,12 +9,14 @@
 # --fixed-work: a parent, a forked child, a thread and an exec'd program doing a fixed amount
 # of work (5 CPU-seconds in all on an idle machine), so a profiler's cost inside the workload
 # shows up as more CPU time.
-# It runs four ways, alternating within each round (the order rotates every round):
-# bare, `ciprof run --hz 99 --no-store`, `ciprof run --hz 99 --unwind dwarf --no-store` and
-# `perf record -g -F 99 -e cpu-clock`. Each round gives ratios to the bare run of the same
-# round; the table shows medians. Then the fixed cost per run: `ciprof run --no-store -- true`
+# It runs five ways, alternating within each round (the order rotates every round):
+# bare, `ciprof run --hz 99 --no-store`, the same at --hz 999, `ciprof run --hz 99 --unwind
+# dwarf --no-store` and `perf record -g -F 99 -e cpu-clock`. Each round gives ratios to the
+# bare run of the same round; the table shows medians. Then the fixed cost per run: `ciprof run --no-store -- true`
 # against `true`, medians of 20 runs; and how many samples per second the DWARF unwinder
-# handles (examples/nofp at 999 Hz, from `ciprof run -v`).
+# handles (examples/nofp at 999 Hz, from `ciprof run -v`); and a process-heavy workload (sh
+# starting 300 processes of 3 ms of CPU, build/tests/burn_ms) bare and under ciprof at 99 and
+# 999 Hz.
 # On a noisy machine only the side-by-side ratios mean anything. Not part of ctest.
 set -eu
 
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) rounds=3; fixed_runs=10; scale=1 ;;
 	--rounds) rounds=$2; shift ;;
-	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -45,12 +47,14 @@ for f in "$ciprof" "$workload"; do
 done
 command -v python3 >/dev/null || { echo "run.sh: python3 is needed" >&2; exit 1; }
 
-exec python3 - "$ciprof" "$workload" "$rounds" "$fixed_runs" "$scale" "$nofp" <<'PY'
+exec python3 - "$ciprof" "$workload" "$rounds" "$fixed_runs" "$scale" "$nofp" \
+	"$build/tests/burn_ms" <<'PY'
 import os, shutil, statistics, subprocess, sys, tempfile, time
 sys.stdout.reconfigure(line_buffering=True)
 
 ciprof, workload, rounds, fixed_runs, scale = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 nofp = sys.argv[6]
+burn = sys.argv[7]
 tmp = tempfile.mkdtemp(prefix="ciprof-bench-")
 truth = os.path.join(tmp, "truth.txt")
 perf_data = os.path.join(tmp, "perf.data")
@@ -73,7 +77,8 @@ def measure(cmd):
     return wall, ru.ru_utime + ru.ru_stime
 
 modes = [("bare", work),
-         ("ciprof run --hz 99", [ciprof, "run", "--hz", "99", "--no-store", "--"] + work)]
+         ("ciprof run --hz 99", [ciprof, "run", "--hz", "99", "--no-store", "--"] + work),
+         ("ciprof run --hz 999", [ciprof, "run", "--hz", "999", "--no-store", "--"] + work)]
 notes = []
 
 # ---- --unwind dwarf: 8 KiB stack copies unwound with libdwfl, side by side with the others ----
@@ -159,6 +164,28 @@ print()
 print(f"fixed cost per run (median of {fixed_runs}): 'true' {mb:.1f} ms wall ({cb:.1f} ms CPU), "
       f"'ciprof run --no-store -- true' {mc:.1f} ms wall ({cc:.1f} ms CPU): "
       f"+{mc - mb:.1f} ms wall, +{cc - cb:.1f} ms CPU")
+
+# ---- process-heavy: 300 processes of 3 ms of CPU each (tests/tools/burn_ms) ----
+if os.access(burn, os.X_OK):
+    heavy = ["sh", "-c", 'i=0; while [ $i -lt 300 ]; do "$0" 3 /dev/null; i=$((i+1)); done', burn]
+    hmodes = [("bare", heavy)] + [(f"ciprof run --hz {hz}",
+                                   [ciprof, "run", "--hz", hz, "--no-store", "--"] + heavy)
+                                  for hz in ("99", "999")]
+    hres = {name: [] for name, _ in hmodes}
+    for r in range(rounds):
+        for name, cmd in hmodes[r % 3:] + hmodes[:r % 3]:
+            hres[name].append(measure(cmd))
+    print()
+    print("process-heavy workload: sh starting 300 processes of 3 ms of CPU each (burn_ms)")
+    print(f"{'mode':<22} {'wall s':>8} {'CPU s':>8} {'wall/bare':>10} {'CPU/bare':>9}")
+    for name, _ in hmodes:
+        runs, hb = hres[name], hres["bare"]
+        print(f"{name:<22} {statistics.median(w for w, _ in runs):8.3f} "
+              f"{statistics.median(c for _, c in runs):8.3f} "
+              f"{statistics.median(runs[i][0] / hb[i][0] for i in range(rounds)):10.3f} "
+              f"{statistics.median(runs[i][1] / hb[i][1] for i in range(rounds)):9.3f}")
+else:
+    notes.append(f"{burn} not built: process-heavy rows not measured")
 
 # ---- --unwind dwarf: the unwinder's own throughput, as `ciprof run -v` reports it ----
 import re
