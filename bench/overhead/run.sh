@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) rounds=3; fixed_runs=10; scale=1 ;;
 	--rounds) rounds=$2; shift ;;
-	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
