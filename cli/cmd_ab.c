@@ -368,6 +368,8 @@ enum run_outcome { RUN_OK, RUN_FAILED, RUN_INTERRUPTED, RUN_ERROR };
 static enum run_outcome run_side(struct ab_run *st, int side, size_t round, const char *test,
                                  struct profile **out)
 {
+	if (interrupted) /* Ctrl-C between two runs: start no other */
+		return RUN_INTERRUPTED;
 	struct runner_opts o = st->a->ropts;
 	char **argv = st->argv[side], **targv = NULL, *regex = NULL;
 	if (test) {
