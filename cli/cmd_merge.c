@@ -26,13 +26,13 @@ static const struct cli_option merge_options[] = {
 
 static const char merge_usage[] = "[--db FILE] [--dry-run] SOURCE.db...";
 static const char merge_description[] =
-        "Copies every run of each SOURCE database that this database does not hold yet, with\n"
-        "its metadata, tags, profiles and test outcomes, oldest first. A run is the same run\n"
-        "when its start time, commit, branch, command, CI job URL and sample count agree, so\n"
-        "merging twice, or merging a database that was copied from this one, adds nothing\n"
-        "again. Runs are appended to their branch in the order merged. Each run is stored in\n"
-        "its own transaction: an interrupted merge keeps what it copied, and running it again\n"
-        "finishes it. Sources are opened read-only and never changed.\n"
+        "Copies every run of each SOURCE database that this database does not hold yet, with its\n"
+        "metadata, tags, profiles and test outcomes, oldest first. A run is the same run when its\n"
+        "start time, commit, branch, command, CI job URL, sample count, measured wall and CPU\n"
+        "time and tags agree, so merging twice, or merging a database that was copied from this\n"
+        "one, adds nothing again. Runs are appended to their branch in the order merged. Each run\n"
+        "is stored in its own transaction: an interrupted merge keeps what it copied, and running\n"
+        "it again finishes it. Sources are opened read-only and never changed.\n"
         "\n"
         "CI keeps history that two racing jobs cannot lose by merging: fetch the saved\n"
         "database, merge this job's database into it, save it only if nobody saved in the\n"
@@ -72,6 +72,14 @@ static char *run_key(const struct run_meta *m)
 	strbuf_addf(&sb, "%" PRId64 "|%" PRIu64 "|%zu:%s|%zu:%s|%zu:%s|%zu:%s", m->created_at,
 	            m->samples, strlen(m->commit), m->commit, strlen(m->branch), m->branch,
 	            strlen(m->command), m->command, strlen(m->job_url), m->job_url);
+	/* Two runs of one command in one second may count the same samples (a fixed-period sampler
+	 * counts a steady loop almost exactly): their measured times, stored as binary doubles and
+	 * printed to round-trip, and their tags (in key order, as the store loads them) tell them
+	 * apart. */
+	strbuf_addf(&sb, "|%.17g|%.17g", m->wall_seconds, m->cpu_seconds);
+	for (size_t i = 0; i < m->ntags; i++)
+		strbuf_addf(&sb, "|%zu:%s=%zu:%s", strlen(m->tags[i].key), m->tags[i].key,
+		            strlen(m->tags[i].value), m->tags[i].value);
 	return strbuf_detach(&sb, NULL);
 }
 

@@ -50,6 +50,13 @@ else
 fi
 "$CIPROF" merge --db "$TMP/new.db" "$TMP/m.db" 2>/dev/null
 expect_eq "merge into a new database" "$(nruns "$TMP/new.db")" 4
+# Two runs of one command in one second with the same samples (a fixed-period sampler counts a
+# steady loop almost exactly, and CI saw base1 and base2 collapse into one): still two runs.
+for j in twin1 twin2; do
+	"$CIPROF" run -q --db "$TMP/twins.db" --tag job=$j -- true || fail "ciprof run $j"
+done
+"$CIPROF" merge --db "$TMP/twins-merged.db" "$TMP/twins.db" 2>/dev/null
+expect_eq "runs alike but for their tags stay two" "$(jobs_of "$TMP/twins-merged.db")" "twin1 twin2"
 printf 'not a database' >"$TMP/bad.db"
 run_capture bad "$CIPROF" merge --db "$TMP/m.db" "$TMP/bad.db"
 expect_rc "a bad source" 3 bad
