@@ -1,6 +1,6 @@
 #!/bin/bash
-# Exact CPU: 300 processes of 3 ms each, shorter than the default sampling period (10 ms at
-# 99 Hz), are hardly ever sampled, yet their CPU time comes out within 10 % of their own
+# Exact CPU: 300 processes of 3 ms each, shorter than the sampling period (10 ms at
+# --hz 99), are hardly ever sampled, yet their CPU time comes out within 10 % of their own
 # accounting: the kernel's per-task counts (inherit_stat) put what samples missed under each
 # process as "[unsampled]", in the test the process belongs to (exec-test), and the run's
 # summary says how much was unsampled.
@@ -9,7 +9,7 @@
 TOOL=$CIPROF_BUILD/tests/burn_ms
 [ -x "$TOOL" ] || fail "$TOOL is not built"
 
-run_capture short "$CIPROF" run --db "$TMP/s.db" -- "$CIPROF" exec-test short -- \
+run_capture short "$CIPROF" run --hz 99 --db "$TMP/s.db" -- "$CIPROF" exec-test short -- \
 	sh -c "for i in \$(seq 300); do '$TOOL' 3 '$TMP/truth'; done"
 expect_rc "ciprof run -- 300 processes of 3 ms" 0 short
 expect_grep "the summary says what was unsampled" "$TMP/short.err" "unsampled) in"
@@ -19,7 +19,7 @@ if python3 - "$TMP/truth" "$TMP/folded.out" "$TMP/tests.out" <<'PY'; then
 import json, sys
 truth = sum(float(l) for l in open(sys.argv[1]))
 n = sum(1 for _ in open(sys.argv[1]))
-period = 1 / 99
+period = 1 / 99  # the --hz above: folded counts are samples
 burn = unsampled = 0
 for line in open(sys.argv[2]):
     stack, count = line.rsplit(" ", 1)
