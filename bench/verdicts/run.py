@@ -129,13 +129,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ciprof", default=os.path.join(os.environ.get("CIPROF_BUILD", os.path.join(SRC, "build")), "ciprof"))
-    ap.add_argument("--history", type=int, help="base-branch runs (default 10, --quick 4)")
+    ap.add_argument("--history", type=int, help="base-branch runs (default 10, --quick 5)")
     ap.add_argument("--trials-scale", type=float, default=1.0, help="more or fewer heads")
     ap.add_argument("--scale", type=float, help="workload size (default 1, --quick 0.3)")
     ap.add_argument("--keep", help="build the repository here and keep it")
     ap.add_argument("--json", help="write every comparison's outcome to this file")
     a = ap.parse_args()
-    history = a.history or (4 if a.quick else 10)
+    history = a.history or (5 if a.quick else 10)
     scale = a.scale or (0.3 if a.quick else 1.0)
     ciprof = os.path.abspath(a.ciprof)
     if not os.access(ciprof, os.X_OK):
@@ -198,6 +198,17 @@ def main():
             print(f"  {name} #{t + 1}: exit {rc}, {r['verdict']}, factor "
                   f"{r.get('scale', {}).get('factor', 1):.3f}, flagged "
                   f"[{', '.join(outcomes[-1]['flagged'])}]", flush=True)
+            if planted and not hit:
+                # What the report knew of the planted item: enough to tell a noisy history
+                # from a slowdown that never happened.
+                for x in r["functions"] + r["tests"]:
+                    if x["name"] == planted[1] and x.get("measure", "test") == planted[0]:
+                        print("    missed: " + ", ".join(
+                            f"{k} {x.get(k)}" for k in ("delta", "noise_cv", "p_value",
+                                                       "q_value", "base_samples",
+                                                       "head_samples", "expected_samples")),
+                              flush=True)
+                print(f"    baseline: {r.get('baseline')}", flush=True)
         rows.append((name, kind, st))
 
     print()

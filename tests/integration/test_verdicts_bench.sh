@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/verdicts --quick as an integration test: a fresh repository whose main branch has 4
+# bench/verdicts --quick as an integration test: a fresh repository whose main branch has 5
 # profiled commits (the history CI accumulates), then on a PR branch two heads of identical
 # code and one with a 20 % function made 50 % slower. Identical code must never fail the build
 # with --fail-on-regression; the planted slowdown must be found. About a minute on 2 cores;
