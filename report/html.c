@@ -144,11 +144,13 @@ static void csp_hash(struct strbuf *o, const struct strbuf *text)
 }
 
 /* Interns s into the names array, returning its index (a linear search over what was
- * added, through a string -> index object). */
+ * added, through a string -> index object). Names are cleaned as the page's static text is
+ * (control pictures; bidi controls and C1 as U+FFFD): the script shows them as text, where a
+ * bidi override would still reorder what the reader sees. */
 static json_int_t name_index(json_t *names, json_t *index, const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
-	report_escape(&sb, s, REPORT_ESC_UTF8, 0);
+	report_escape(&sb, s, REPORT_ESC_TEXT, 0);
 	json_t *v = json_object_get(index, sb.buf);
 	json_int_t i;
 	if (v) {
@@ -215,10 +217,10 @@ static json_t *page_data(const struct report *r)
 			continue;
 		json_t *o = json_object();
 		struct strbuf sb = STRBUF_INIT;
-		report_escape(&sb, it->name, REPORT_ESC_UTF8, 0);
+		report_escape(&sb, it->name, REPORT_ESC_TEXT, 0);
 		json_object_set_new(o, "name", json_stringn(sb.buf, sb.len));
 		strbuf_reset(&sb);
-		report_escape(&sb, it->module, REPORT_ESC_UTF8, 0);
+		report_escape(&sb, it->module, REPORT_ESC_TEXT, 0);
 		json_object_set_new(o, "module", json_stringn(sb.buf, sb.len));
 		strbuf_release(&sb);
 		json_object_set_new(o, "measure", json_string(report_measure_name(it->measure)));

@@ -14,7 +14,9 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-HOSTILE = '<img src=x onerror="window.pwned=1">'
+# The hostile function name test_html_browser.sh stores ends in U+202E "evil"; the page
+# must show the bidi override as U+FFFD, as everywhere in ciprof's text output.
+HOSTILE = '<img src=x onerror="window.pwned=1">\ufffdevil'
 HEAD_TOTAL = 3000 + 1000 + 2000 + 1000 + 2500 + 4000
 
 
@@ -76,6 +78,10 @@ def run(d, path, shots):
           d.execute_script("return arguments[0].node.name", hostile) == HOSTILE, hostile.text)
     check("no element came from a name", not d.find_elements(By.CSS_SELECTOR, "main img"))
     check("no script came from a name", d.execute_script("return window.pwned") is None)
+    check("no bidi override reaches the page's text",
+          not d.execute_script("return document.body.innerText.includes('\\u202e') || "
+                               "JSON.stringify(Array.from(document.querySelectorAll('.frame'))"
+                               ".map(f => f.node.name)).includes('\\u202e')"))
 
     # Zoom: clicking work_hot makes it the full width; its callers stay above; reset undoes.
     width = d.execute_script("return document.getElementById('flame').clientWidth")

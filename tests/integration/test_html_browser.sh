@@ -17,7 +17,8 @@ done
 
 cd "$TMP" || fail "no temp dir"
 DB=$TMP/db.sqlite
-HOSTILE='<img src=x onerror="window.pwned=1">'
+# markup, and a bidi override (U+202E) that would reorder the text the reader sees
+HOSTILE='<img src=x onerror="window.pwned=1">'$'\xe2\x80\xae''evil'
 base() {
 	cat <<EOF2
 suite;main;parse;tokenize 3000
