@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+int (*xalloc_test_fail)(size_t n);
+
+/* Whether this allocation of n bytes is to fail (a test's fault injection). */
+static int fail_now(size_t n)
+{
+	return xalloc_test_fail && xalloc_test_fail(n);
+}
+
 static void die_oom(size_t n)
 {
 	fprintf(stderr, "ciprof: out of memory allocating %zu bytes\n", n);
@@ -14,7 +22,7 @@ static void die_oom(size_t n)
 
 void *xmalloc(size_t n)
 {
-	void *p = malloc(n ? n : 1);
+	void *p = fail_now(n) ? NULL : malloc(n ? n : 1);
 	if (!p)
 		die_oom(n);
 	return p;
@@ -22,7 +30,7 @@ void *xmalloc(size_t n)
 
 void *xcalloc(size_t count, size_t size)
 {
-	void *p = calloc(count ? count : 1, size ? size : 1);
+	void *p = fail_now(count * size) ? NULL : calloc(count ? count : 1, size ? size : 1);
 	if (!p)
 		die_oom(st_mult(count, size));
 	return p;
@@ -30,7 +38,7 @@ void *xcalloc(size_t count, size_t size)
 
 void *xrealloc(void *p, size_t n)
 {
-	void *q = realloc(p, n ? n : 1);
+	void *q = fail_now(n) ? NULL : realloc(p, n ? n : 1);
 	if (!q)
 		die_oom(n);
 	return q;

@@ -15,6 +15,10 @@ char *xstrndup(const char *s, size_t n);
 /* printf into a new string (owned by the caller). */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Tests only: when set, each allocation above first asks it, and fails (as on OOM: a message
+ * and abort) when it returns nonzero; n is the size asked for. */
+extern int (*xalloc_test_fail)(size_t n);
+
 /* a + b and a * b, aborting on overflow. */
 size_t st_add(size_t a, size_t b);
 size_t st_mult(size_t a, size_t b);

@@ -783,7 +783,7 @@ static int add_run_txn(struct store *s, struct run_meta *meta, const struct prof
 		goto out;
 	int64_t run_id = sqlite3_last_insert_rowid(s->db);
 	if (p->nresults && add_results(s, run_id, p) < 0)
-		return -1;
+		goto out;
 	for (size_t i = 0; i < meta->ntags; i++) {
 		sqlite3_stmt *st = store_stmt(s, Q_TAG_INSERT);
 		if (!st)
