@@ -37,6 +37,32 @@ const char *report_measure_name(enum report_measure m)
 	return m == REPORT_SELF ? "self" : m == REPORT_TOTAL ? "total" : "test";
 }
 
+const char *report_context_reason(enum report_context c)
+{
+	switch (c) {
+	case REPORT_JUDGED:
+		return "";
+	case REPORT_TOO_SMALL:
+		return "too few samples to judge";
+	case REPORT_HARNESS:
+		return "harness and tools, and the time between tests";
+	case REPORT_ATTRIBUTION:
+		return "a test new or gone is an attribution change";
+	case REPORT_NOT_CODE:
+		return "not a function: a frame ciprof makes";
+	}
+	return "";
+}
+
+int report_pseudo_frame(const char *function)
+{
+	if (function[0] != '[')
+		return 0;
+	const char *close = strchr(function + 1, ']');
+	return close && close > function + 1 &&
+	       (!close[1] || !strncmp(close + 1, "+0x", 3));
+}
+
 double report_period(const struct profile *p)
 {
 	if (p->stats.period_ns)
@@ -109,6 +135,13 @@ static int is_function(const struct profile *names, uint32_t frame)
 	return names->frames[frame].kind != PROFILE_FRAME_PROCESS;
 }
 
+/* A frame of the program's code: neither a process nor a frame ciprof makes. */
+static int is_code(const struct profile *names, uint32_t frame)
+{
+	return is_function(names, frame) &&
+	       !report_pseudo_frame(profile_str(names, names->frames[frame].function));
+}
+
 /* Fills cmp from counts and the item's noise; q and kind are left for judge(). Both sides
  * present: the log-ratio test on Student's t with the item's own spread; one side empty (a
  * function new or gone): the count test, which needs no log of zero. */
@@ -126,6 +159,7 @@ static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b
 	c->change = c->expected > 0 ? h / c->expected - 1 : (h > 0 ? INFINITY : 0);
 	c->tested = (c->base_share >= d->opts.min_share || c->head_share >= d->opts.min_share) &&
 	            (b > 0 || h > 0);
+	c->context = c->tested ? REPORT_JUDGED : REPORT_TOO_SMALL;
 	c->noise = nz->extra;
 	c->dof = nz->dof;
 	/* The head run's own spread, plus the baseline's (an average of base_runs runs). */
@@ -137,6 +171,16 @@ static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b
 	else
 		c->p = stats_rate_test(h, b, d->c, extra);
 	c->q = 1.0;
+}
+
+/* Takes an item out of judgement for the reason given; a frame ciprof makes that is too
+ * small to judge anyway stays "too small" (left out like any small function). */
+static void not_judged(struct report_cmp *c, enum report_context why)
+{
+	if (c->tested || why != REPORT_NOT_CODE)
+		c->context = why;
+	c->tested = 0;
+	c->p = 1.0;
 }
 
 /* BH over the tested items; marks significance and kind. */
@@ -245,8 +289,7 @@ static void estimate_scale(struct report_diff *d, const struct func_sums *fs,
 	double *w = xmalloc(st_mult(nf ? nf : 1, sizeof(*w)));
 	double c0 = d->c, sum = 0;
 	for (size_t f = 0; f < nf; f++) {
-		if (!is_function(names, (uint32_t)f) || !(fs->self_h[f] > 0) ||
-		    !(fs->self_b[f] > 0))
+		if (!is_code(names, (uint32_t)f) || !(fs->self_h[f] > 0) || !(fs->self_b[f] > 0))
 			continue;
 		y[n] = log(fs->self_h[f] / (c0 * fs->self_b[f]));
 		v[n] = 1 / fs->self_h[f] + 1 / fs->self_b[f] +
@@ -527,6 +570,7 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	int named_tests = 0;
 	for (size_t s = 1; s < ns; s++)
 		named_tests |= test_h[s] > 0 || test_b[s] > 0;
+	d->tests_attributed = named_tests;
 	for (size_t s = 0; s < ns; s++) {
 		if (!(test_h[s] > 0) && !(test_b[s] > 0))
 			continue;
@@ -537,11 +581,11 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 		 * A test new or gone is an attribution change (a test added, removed, or whose
 		 * samples went to "(outside tests)" in one run), never a regression. Functions
 		 * running there are judged as functions. */
-		int outside = !*profile_str(names, (uint32_t)s);
-		if (named_tests && (outside || !(test_b[s] > 0) || !(test_h[s] > 0))) {
-			d->items[d->nitems - 1].cmp.tested = 0;
-			d->items[d->nitems - 1].cmp.p = 1;
-		}
+		struct report_cmp *c = &d->items[d->nitems - 1].cmp;
+		if (named_tests && !*profile_str(names, (uint32_t)s))
+			not_judged(c, REPORT_HARNESS);
+		else if (named_tests && (!(test_b[s] > 0) || !(test_h[s] > 0)))
+			not_judged(c, REPORT_ATTRIBUTION);
 	}
 	for (size_t f = 0; f < nf; f++) {
 		if (!is_function(names, (uint32_t)f) ||
@@ -551,6 +595,8 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 		add_item(d, &items_alloc, REPORT_SELF, profile_str(names, fr->function),
 		         profile_str(names, fr->module), (uint32_t)f, fs.self_b[f], fs.self_h[f],
 		         &nm.self[f]);
+		if (!is_code(names, (uint32_t)f))
+			not_judged(&d->items[d->nitems - 1].cmp, REPORT_NOT_CODE);
 	}
 	judge(d);
 	for (size_t i = 0; i < d->nitems; i++)
@@ -588,6 +634,8 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 		add_item(d, &items_alloc, REPORT_TOTAL, profile_str(names, fr->function),
 		         profile_str(names, fr->module), (uint32_t)f, res_b[f], res_h[f],
 		         &nm.total[f]);
+		if (!is_code(names, (uint32_t)f))
+			not_judged(&d->items[d->nitems - 1].cmp, REPORT_NOT_CODE);
 	}
 	judge(d);
 

@@ -37,6 +37,28 @@ enum report_verdict { REPORT_OK = 0, REPORT_REGRESSED = 1, REPORT_IMPROVED = 2 }
  * that are flagged on their own: what is left is what its flagged callees do not explain. */
 enum report_measure { REPORT_TEST = 0, REPORT_SELF = 1, REPORT_TOTAL = 2 };
 
+/* Why an item is not judged (cmp.tested == 0); the renderers show it next to the item. */
+enum report_context {
+	REPORT_JUDGED = 0,
+	REPORT_TOO_SMALL,   /* under --min-share on both sides (or too few samples for ab) */
+	REPORT_HARNESS,     /* "(outside tests)" while tests were told apart: harness, tools and
+	                       the time between tests */
+	REPORT_ATTRIBUTION, /* a test new or gone: an attribution change, never a regression */
+	REPORT_NOT_CODE,    /* a frame ciprof makes (report_pseudo_frame), not a function */
+};
+
+/* The reason for a context, a few words ("harness and tools, ..."); "" for REPORT_JUDGED. */
+const char *report_context_reason(enum report_context c);
+
+/*
+ * Whether a function name is a frame ciprof itself makes rather than code of the program:
+ * "[unsampled]" (CPU time no sample saw), "[unknown]+0x..." and "[anon]+0x..." (addresses in
+ * no known object), "[vdso]+0x..." (an unresolved vDSO address), "[unknown]" from imports.
+ * These names begin with '[', which no symbol of C, C++, Rust or Go does. Such frames are
+ * shown (their time is real) but never judged as functions, nor part of the suite-wide factor.
+ */
+int report_pseudo_frame(const char *function);
+
 /* One quantity compared between base and head. */
 struct report_cmp {
 	double base_count;   /* samples, summed over the base runs */
@@ -51,7 +73,9 @@ struct report_cmp {
 	double noise;    /* the item's run-to-run spread used (variance of log time per run) */
 	double dof;      /* degrees of freedom behind it */
 	int tested;      /* judged: share >= min_share on one side, and not an attribution change
-	                    (a test new, gone, or "(outside tests)" when tests were attributed) */
+	                    (a test new, gone, or "(outside tests)" when tests were attributed)
+	                    nor a frame ciprof makes */
+	enum report_context context; /* why not, when !tested */
 	int significant; /* q <= alpha and |change| >= min_change */
 	enum report_kind kind;
 	/* ciprof ab only (0 otherwise): the standard deviation of the rounds' log head/base
@@ -109,6 +133,8 @@ struct report_diff {
 	double extra_variance;             /* pooled run-to-run spread of functions (the prior) */
 	int extra_estimated;               /* learned from >= 2 history runs (else assumed) */
 	size_t history_runs;               /* base-branch runs the noise was learned from */
+	int tests_attributed;              /* some sample on either side belongs to a named test:
+	                                      "(outside tests)" is then harness time, not judged */
 	struct report_item *items;         /* sorted: flagged first, biggest change first */
 	size_t nitems;
 	size_t ntested, nregressed, nimproved;

@@ -172,6 +172,10 @@ static const char *result_word(const struct report_cmp *c)
 		return "slower";
 	if (c->kind == REPORT_IMPROVEMENT)
 		return "faster";
+	if (!c->tested && c->context != REPORT_JUDGED && c->context != REPORT_TOO_SMALL)
+		return c->context == REPORT_HARNESS       ? "not judged: harness and tools"
+		       : c->context == REPORT_ATTRIBUTION ? "not judged: test new or gone"
+		                                          : "not judged: not a function";
 	if (!c->tested)
 		return "not judged";
 	if (isinf(c->change))
@@ -213,7 +217,8 @@ static json_t *page_data(const struct report *r)
 	}
 	for (size_t i = 0; i < d->nitems; i++) {
 		const struct report_item *it = &d->items[i];
-		if (!it->cmp.tested && it->measure != REPORT_TEST)
+		if (!it->cmp.tested && it->measure != REPORT_TEST &&
+		    it->cmp.context != REPORT_NOT_CODE)
 			continue;
 		json_t *o = json_object();
 		struct strbuf sb = STRBUF_INIT;

@@ -42,6 +42,10 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 	json_object_set_new(o, "significant", json_boolean(c->significant));
 	json_object_set_new(o, "kind", json_string(report_kind_name(c->kind)));
 	json_object_set_new(o, "tested", json_boolean(c->tested));
+	/* why not: "too few samples to judge", "harness and tools, ...", "not a function: ..." */
+	json_object_set_new(o, "not_judged", c->tested ? json_null()
+	                                                : json_string(report_context_reason(
+	                                                          c->context)));
 	json_object_set_new(o, "noise_cv", jnum(sqrt(c->noise)));
 	json_object_set_new(o, "base_seconds", jnum(c->base_seconds));
 	json_object_set_new(o, "head_seconds", jnum(c->head_seconds));
@@ -128,8 +132,10 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(root, "options", opts);
 		for (size_t i = 0; i < d->nitems; i++) {
 			const struct report_item *it = &d->items[i];
-			/* Functions below the minimum share are left out unless flagged. */
-			if (!it->cmp.tested && it->measure != REPORT_TEST)
+			/* Functions below the minimum share are left out; frames ciprof makes
+			 * are listed, not judged (context for the time they hold). */
+			if (!it->cmp.tested && it->measure != REPORT_TEST &&
+			    it->cmp.context != REPORT_NOT_CODE)
 				continue;
 			json_array_append_new(it->measure == REPORT_TEST ? tests : funcs,
 			                      cmp_json(it, d, d->ab != NULL));

@@ -108,12 +108,18 @@ static void code(struct strbuf *o, const char *name, size_t max)
 	strbuf_addstr(o, "</code>");
 }
 
-static void test_label(struct strbuf *o, const char *name, size_t max)
+/* A test's name. "(outside tests)" is always shown with what it holds: here when it is the
+ * whole suite (and judged), else its result says it is harness time, not judged. */
+static void test_label(struct strbuf *o, const struct report_diff *d, const char *name,
+                       size_t max)
 {
 	if (*name)
 		code(o, name, max);
-	else
+	else if (d->tests_attributed)
 		strbuf_addstr(o, "<i>(outside tests)</i>");
+	else
+		strbuf_addstr(o, "<i>(outside tests)</i> <sub>the whole suite: no test was told "
+		                 "apart</sub>");
 }
 
 static void add_seconds(struct strbuf *o, double s)
@@ -236,11 +242,8 @@ static void result_cell(struct strbuf *o, const struct report_item *it, double m
 		strbuf_addstr(o, "undecided (");
 		add_spread(o, c);
 		strbuf_addch(o, ')');
-	} else if (!c->tested && !*it->name)
-		strbuf_addstr(o, "not judged (harness and tools)");
-	else if (!c->tested && it->measure == REPORT_TEST && (c->base_count > 0 || c->head_count > 0) &&
-	         !(c->base_count > 0 && c->head_count > 0))
-		strbuf_addstr(o, "not judged (a test new or gone is an attribution change)");
+	} else if (!c->tested && c->context != REPORT_JUDGED && c->context != REPORT_TOO_SMALL)
+		strbuf_addf(o, "not judged (%s)", report_context_reason(c->context));
 	else if (c->kind == REPORT_REGRESSION)
 		strbuf_addf(o, "▲ <b>slower</b> (q = %.2g)", c->q);
 	else if (c->kind == REPORT_IMPROVEMENT)
@@ -440,7 +443,7 @@ static void finding(struct strbuf *o, const struct report *r, const struct repor
 	strbuf_addf(o, "%zu. ", num);
 	if (it->measure == REPORT_TEST) {
 		strbuf_addstr(o, "test ");
-		test_label(o, it->name, lim->name_chars);
+		test_label(o, d, it->name, lim->name_chars);
 	} else {
 		code(o, it->name, lim->name_chars);
 		if (*it->module) {
@@ -754,7 +757,7 @@ static void tests_table(struct strbuf *o, const struct report_diff *d, const str
 		const struct report_item *it = &d->items[i];
 		if (it->measure != REPORT_TEST)
 			continue;
-		test_label(&cells[0], it->name, lim->name_chars);
+		test_label(&cells[0], d, it->name, lim->name_chars);
 		add_seconds(&cells[1], it->cmp.base_seconds);
 		add_seconds(&cells[2], it->cmp.head_seconds);
 		add_change(&cells[3], &it->cmp);

@@ -300,6 +300,9 @@ void paired_judge(const struct paired *pa, const struct report_options *o, size_
 		int judged = R >= 2 && ((bt > 0 && b / bt >= o->min_share) ||
 		                        (ht > 0 && h / ht >= o->min_share)) &&
 		             fmax(b, h) >= PAIRED_MIN_SAMPLES * (double)R;
+		/* Frames ciprof makes ("[unsampled]", "[unknown]+0x...") are not functions. */
+		if (it->measure != REPORT_TEST && report_pseudo_frame(it->name))
+			judged = 0;
 		/* "(outside tests)" is harness time and the jitter of where tests begin: judged
 		 * only when nothing else is a test, as in ciprof report. */
 		if (it->measure == REPORT_TEST && !*it->name && n > 0) {
@@ -404,7 +407,11 @@ void paired_apply(struct report_diff *d, const struct paired_judgement *j)
 			c->base_seconds /= (double)j->rounds;
 			c->head_seconds /= (double)j->rounds;
 		}
+		enum report_context why = c->context;
 		c->tested = pi && pi->state != PAIRED_NOT_JUDGED;
+		c->context = c->tested                ? REPORT_JUDGED
+		             : why != REPORT_JUDGED ? why
+		                                    : REPORT_TOO_SMALL;
 		c->p = pi ? pi->p : 1;
 		c->q = pi ? pi->q : 1;
 		c->spread = pi ? pi->spread : 0;

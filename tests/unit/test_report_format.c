@@ -100,11 +100,12 @@ struct fixture {
 	struct report rep;
 };
 
-static void fixture_init(struct fixture *fx, const struct stack_count *h, size_t nh,
-                         const char *branch)
+static void fixture_init_bases(struct fixture *fx, const struct stack_count *ba, size_t nba,
+                               const struct stack_count *bb, size_t nbb,
+                               const struct stack_count *h, size_t nh, const char *branch)
 {
-	fx->runs[0] = build(base_a, N(base_a), 999);
-	fx->runs[1] = build(base_b, N(base_b), 999);
+	fx->runs[0] = build(ba, nba, 999);
+	fx->runs[1] = build(bb, nbb, 999);
 	fx->merged = profile_new();
 	for (int i = 0; i < 2; i++) {
 		profile_merge(fx->merged, fx->runs[i]);
@@ -133,6 +134,12 @@ static void fixture_init(struct fixture *fx, const struct stack_count *h, size_t
 	report_options_init(&o);
 	report_diff_new(&fx->diff, fx->merged, 2, fx->runs, 2, fx->head, &o);
 	fx->rep = (struct report){.head = &fx->meta, .base = &fx->base, .diff = fx->diff};
+}
+
+static void fixture_init(struct fixture *fx, const struct stack_count *h, size_t nh,
+                         const char *branch)
+{
+	fixture_init_bases(fx, base_a, N(base_a), base_b, N(base_b), h, nh, branch);
 }
 
 static void fixture_release(struct fixture *fx)
@@ -235,6 +242,147 @@ static void test_markdown_no_baseline(void **state)
 	strbuf_release(&out);
 	report_baseline_release(&b);
 	run_meta_release(&m);
+}
+
+
+/* --- frames ciprof makes, and numbers that agree --- */
+
+/* The suite of base_a / base_b / head_c plus frames ciprof makes: "[unsampled]" (CPU time no
+ * sample saw) and an address in no known object, both tripled in the head. */
+static const struct stack_count pseudo_base_a[] = {
+        {"test_parse", "demo;main;test_parse;parse_line", 2000},
+        {"test_hash", "demo;main;test_hash;compute_hash", 3000},
+        {"test_sort", "demo;main;test_sort;sort_items", 2500},
+        {"test_sort", "demo;main;test_sort;sort_items;compare_items", 1200},
+        {"", "demo;main;setup", 400},
+        {"", "demo;[unsampled]", 300},
+        {"", "demo;[unknown]+0x1234", 500},
+};
+static const struct stack_count pseudo_base_b[] = {
+        {"test_parse", "demo;main;test_parse;parse_line", 2030},
+        {"test_hash", "demo;main;test_hash;compute_hash", 2970},
+        {"test_sort", "demo;main;test_sort;sort_items", 2520},
+        {"test_sort", "demo;main;test_sort;sort_items;compare_items", 1190},
+        {"", "demo;main;setup", 405},
+        {"", "demo;[unsampled]", 310},
+        {"", "demo;[unknown]+0x1234", 490},
+};
+static const struct stack_count pseudo_head[] = {
+        {"test_parse", "demo;main;test_parse;parse_line", 2010},
+        {"test_hash", "demo;main;test_hash;compute_hash", 2990},
+        {"test_sort", "demo;main;test_sort;sort_items", 2505},
+        {"test_sort", "demo;main;test_sort;sort_items;compare_items", 1195},
+        {"", "demo;main;setup", 402},
+        {"", "demo;[unsampled]", 930},
+        {"", "demo;[unknown]+0x1234", 1500},
+};
+
+static void test_pseudo_frames_not_judged(void **state)
+{
+	(void)state;
+	assert_true(report_pseudo_frame("[unsampled]"));
+	assert_true(report_pseudo_frame("[unknown]"));
+	assert_true(report_pseudo_frame("[unknown]+0x1234"));
+	assert_true(report_pseudo_frame("[anon]+0x7f00"));
+	assert_false(report_pseudo_frame("compute_hash"));
+	assert_false(report_pseudo_frame("[]"));
+	assert_false(report_pseudo_frame("[x]y"));
+	assert_false(report_pseudo_frame("libc.so.6+0x1234"));
+	struct fixture fx;
+	fixture_init_bases(&fx, pseudo_base_a, N(pseudo_base_a), pseudo_base_b, N(pseudo_base_b),
+	                   pseudo_head, N(pseudo_head), "feature/x");
+	/* Tripled, but not functions: shown, never judged, never the verdict. */
+	size_t seen = 0;
+	for (size_t i = 0; i < fx.diff->nitems; i++) {
+		const struct report_item *it = &fx.diff->items[i];
+		if (it->measure == REPORT_TEST || !report_pseudo_frame(it->name))
+			continue;
+		seen++;
+		assert_false(it->cmp.tested);
+		assert_false(it->cmp.significant);
+		assert_int_equal(it->cmp.kind, REPORT_UNCHANGED);
+		assert_int_equal(it->cmp.context, REPORT_NOT_CODE);
+		assert_true(it->cmp.change > 1.5);
+	}
+	assert_int_equal(seen, 2);
+	assert_int_equal(fx.diff->verdict, REPORT_OK);
+	/* Not part of the suite-wide factor either: the program's code did not move. */
+	assert_true(fabs(fx.diff->scale - 1) < 0.02);
+	/* JSON lists them with the reason; the flame graph shows them unflagged. */
+	struct strbuf js = STRBUF_INIT, md = STRBUF_INIT;
+	assert_int_equal(report_json(&fx.rep, &js), 0);
+	json_error_t err;
+	json_t *j = json_loads(js.buf, 0, &err);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "ok");
+	json_t *funcs = json_object_get(j, "functions");
+	int listed = 0;
+	for (size_t i = 0; i < json_array_size(funcs); i++) {
+		json_t *f = json_array_get(funcs, i);
+		if (strcmp(json_string_value(json_object_get(f, "name")), "[unsampled]"))
+			continue;
+		listed = 1;
+		assert_true(json_is_false(json_object_get(f, "tested")));
+		assert_string_equal(json_string_value(json_object_get(f, "not_judged")),
+		                    "not a function: a frame ciprof makes");
+	}
+	assert_true(listed);
+	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_non_null(strstr(md.buf, "**ciprof: ✓ no significant change**"));
+	const char *line = strstr(md.buf, "  [unsampled]");
+	assert_non_null(line);
+	assert_true(strncmp(line, "  [unsampled]\n", strlen("  [unsampled]\n")) == 0);
+	assert_null(strstr(md.buf, "▲ slower"));
+	assert_null(strstr(md.buf, "### ▲ Slower"));
+	json_decref(j);
+	strbuf_release(&js);
+	strbuf_release(&md);
+	fixture_release(&fx);
+}
+
+/* The number after needle in text, parsed from where needle ends. */
+static double number_after(const char *text, const char *needle)
+{
+	const char *p = strstr(text, needle);
+	if (!p)
+		fail_msg("'%s' not in the report", needle);
+	return strtod(p + strlen(needle), NULL);
+}
+
+static void test_numbers_agree(void **state)
+{
+	(void)state;
+	/* The headline (the whole suite's CPU), the tests' CPU and the flame graph's root are one
+	 * quantity, on the same definition: head seconds / base seconds per run - 1. */
+	struct fixture fx;
+	fixture_init_bases(&fx, pseudo_base_a, N(pseudo_base_a), pseudo_base_b, N(pseudo_base_b),
+	                   pseudo_head, N(pseudo_head), "feature/x");
+	const struct report_diff *d = fx.diff;
+	double tb = 0, th = 0;
+	for (size_t i = 0; i < d->nitems; i++)
+		if (d->items[i].measure == REPORT_TEST) {
+			tb += d->items[i].cmp.base_seconds;
+			th += d->items[i].cmp.head_seconds;
+		}
+	assert_true(fabs(tb - d->base_cpu) < 1e-9 * d->base_cpu);
+	assert_true(fabs(th - d->head_cpu) < 1e-9 * d->head_cpu);
+	double headline = d->head_cpu / d->base_cpu - 1;
+	assert_true(fabs(report_node_raw_change(d, 0) - headline) < 1e-12);
+	struct strbuf md = STRBUF_INIT;
+	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	/* As printed: "the whole suite went A → B (+x %)" and the flame graph's first line. */
+	const char *went = strstr(md.buf, "the whole suite went ");
+	assert_non_null(went);
+	double printed = number_after(strstr(went, " ("), " (");
+	assert_true(fabs(printed - 100 * headline) < 0.051);
+	/* The root line: "100.0% ████…  +x.x%  all" */
+	const char *root = strstr(md.buf, "100.0% ");
+	assert_non_null(root);
+	char want[32];
+	snprintf(want, sizeof(want), "%+7.1f%%  all\n", 100 * headline);
+	assert_non_null(strstr(root, want));
+	strbuf_release(&md);
+	fixture_release(&fx);
 }
 
 /* --- the escaping function --- */
@@ -1074,6 +1222,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_markdown_golden),
 	        cmocka_unit_test(test_markdown_no_baseline),
+	        cmocka_unit_test(test_pseudo_frames_not_judged),
+	        cmocka_unit_test(test_numbers_agree),
 	        cmocka_unit_test(test_escape),
 	        cmocka_unit_test(test_hostile_markdown),
 	        cmocka_unit_test(test_hostile_html),
