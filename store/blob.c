@@ -83,6 +83,29 @@ void blob_put_varint(struct strbuf *sb, uint64_t v)
 	strbuf_add(sb, buf, n);
 }
 
+int blob_get_varint(const unsigned char **p, const unsigned char *end, const char *what,
+                    uint64_t *out)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0;; shift += 7) {
+		if (*p >= end)
+			return cp_error("%s: truncated number", what);
+		unsigned char c = *(*p)++;
+		if (shift == 63 && (c & 0x7e))
+			return cp_error("%s: number does not fit in 64 bits", what);
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			/* The shortest form only: a trailing zero byte would make two codings. */
+			if (shift && !c)
+				return cp_error("%s: overlong number", what);
+			*out = v;
+			return 0;
+		}
+		if (shift == 63)
+			return cp_error("%s: number longer than 10 bytes", what);
+	}
+}
+
 static void put_pairs(struct strbuf *sb, const struct blob_entry *e, size_t n)
 {
 	blob_put_varint(sb, n);
@@ -126,24 +149,7 @@ struct reader {
 
 static int get_varint(struct reader *r, uint64_t *out)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0;; shift += 7) {
-		if (r->p >= r->end)
-			return cp_error("profile blob: truncated number");
-		unsigned char c = *r->p++;
-		if (shift == 63 && (c & 0x7e))
-			return cp_error("profile blob: number does not fit in 64 bits");
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			/* The shortest form only: a trailing zero byte would make two codings. */
-			if (shift && !c)
-				return cp_error("profile blob: overlong number");
-			*out = v;
-			return 0;
-		}
-		if (shift == 63)
-			return cp_error("profile blob: number longer than 10 bytes");
-	}
+	return blob_get_varint(&r->p, r->end, "profile blob", out);
 }
 
 static int get_pairs(struct reader *r, uint64_t test, struct blob_entries *out, int nonempty)

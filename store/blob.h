@@ -49,6 +49,11 @@ void blob_entries_copy(struct blob_entries *dst, const struct blob_entries *src)
 
 /* Appends an unsigned LEB128 varint (1..10 bytes) to sb. */
 void blob_put_varint(struct strbuf *sb, uint64_t v);
+/* The one varint reader of store/: reads one from *p (advancing it, never past end) into
+ * *out. Only the shortest form of a number up to 2^64 - 1 is accepted; else -1 with cp_error
+ * "WHAT: truncated number" (or: does not fit in 64 bits, overlong, longer than 10 bytes). */
+int blob_get_varint(const unsigned char **p, const unsigned char *end, const char *what,
+                    uint64_t *out);
 
 /*
  * Schema 2 blobs and dictionary chunks end with a CRC-32 (little-endian) of the bytes before

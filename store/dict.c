@@ -47,23 +47,7 @@ static uint64_t max_items(size_t len)
 
 static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *out)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0;; shift += 7) {
-		if (*p >= end)
-			return cbad("truncated number");
-		unsigned char c = *(*p)++;
-		if (shift == 63 && (c & 0x7e))
-			return cbad("number does not fit in 64 bits");
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			if (shift && !c)
-				return cbad("overlong number");
-			*out = v;
-			return 0;
-		}
-		if (shift == 63)
-			return cbad("number longer than 10 bytes");
-	}
+	return blob_get_varint(p, end, "dictionary chunk", out);
 }
 
 /* ---- strings ---------------------------------------------------------------------------- */
