@@ -52,26 +52,83 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
 
 /* ---- strings ---------------------------------------------------------------------------- */
 
-static void encode_strings(struct strbuf *sb, const struct profile *d, uint64_t first, uint64_t n)
+/* The end of ref that a 0x24 chunk is deflated against. */
+static void ref_window(const struct dict_ref *ref, const unsigned char **text, uInt *len)
+{
+	size_t n = ref->len < DICT_REF_MAX ? ref->len : DICT_REF_MAX;
+	*text = (const unsigned char *)ref->text + (ref->len - n);
+	*len = (uInt)n;
+}
+
+static void encode_strings(struct strbuf *sb, const struct profile *d, uint64_t first, uint64_t n,
+                           const struct dict_ref *ref)
 {
 	struct strbuf raw = STRBUF_INIT;
 	for (uint64_t i = first; i < first + n; i++) {
 		strbuf_addstr(&raw, profile_str(d, (uint32_t)i));
 		strbuf_addch(&raw, 0);
 	}
-	strbuf_addch(sb, DICT_FORMAT_STRINGS);
+	strbuf_addch(sb, ref ? DICT_FORMAT_STRINGS_REF : DICT_FORMAT_STRINGS);
 	blob_put_varint(sb, n);
 	blob_put_varint(sb, raw.len);
-	uLongf cap = compressBound(raw.len);
-	unsigned char *z = xmalloc(cap);
-	if (compress2(z, &cap, (const unsigned char *)raw.buf, raw.len, 9) != Z_OK)
-		abort(); /* only fails on out of memory or a bad level */
-	strbuf_add(sb, z, cap);
-	free(z);
+	if (!ref) {
+		uLongf cap = compressBound(raw.len);
+		unsigned char *z = xmalloc(cap);
+		if (compress2(z, &cap, (const unsigned char *)raw.buf, raw.len, 9) != Z_OK)
+			abort(); /* only fails on out of memory or a bad level */
+		strbuf_add(sb, z, cap);
+		free(z);
+	} else {
+		/* raw deflate: the chunk's CRC-32 already guards it */
+		z_stream z;
+		memset(&z, 0, sizeof(z));
+		const unsigned char *text;
+		uInt tlen;
+		ref_window(ref, &text, &tlen);
+		if (deflateInit2(&z, 9, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) != Z_OK ||
+		    (tlen && deflateSetDictionary(&z, text, tlen) != Z_OK))
+			abort(); /* only fails on out of memory */
+		size_t cap = deflateBound(&z, raw.len);
+		unsigned char *out = xmalloc(cap);
+		z.next_in = (unsigned char *)raw.buf;
+		z.avail_in = (uInt)raw.len;
+		z.next_out = out;
+		z.avail_out = (uInt)cap;
+		if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+			abort();
+		strbuf_add(sb, out, z.total_out);
+		deflateEnd(&z);
+		free(out);
+	}
 	strbuf_release(&raw);
 }
 
-static int decode_strings(const unsigned char *p, const unsigned char *end, struct dict_chunk *out)
+/* Inflates the raw deflate stream [p, end) against ref's window into exactly len bytes. */
+static int inflate_ref(const unsigned char *p, const unsigned char *end, const struct dict_ref *ref,
+                       char *out, size_t len)
+{
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, -15) != Z_OK)
+		abort(); /* only fails on out of memory */
+	const unsigned char *text;
+	uInt tlen;
+	ref_window(ref, &text, &tlen);
+	int ok = !tlen || inflateSetDictionary(&z, text, tlen) == Z_OK;
+	unsigned char spare;
+	z.next_in = (unsigned char *)p;
+	z.avail_in = (uInt)(end - p);
+	z.next_out = len ? (unsigned char *)out : &spare;
+	z.avail_out = len ? (uInt)len : 0;
+	int rc = ok ? inflate(&z, Z_FINISH) : Z_DATA_ERROR;
+	/* the stream must end exactly at the text's end and the chunk's last byte */
+	ok = rc == Z_STREAM_END && z.total_out == len && z.avail_in == 0;
+	inflateEnd(&z);
+	return ok ? 0 : -1;
+}
+
+static int decode_strings(const unsigned char *p, const unsigned char *end,
+                          const struct dict_ref *ref, struct dict_chunk *out)
 {
 	uint64_t n, rawlen;
 	if (get_varint(&p, end, &n) < 0 || get_varint(&p, end, &rawlen) < 0)
@@ -82,11 +139,17 @@ static int decode_strings(const unsigned char *p, const unsigned char *end, stru
 		return cbad("claims more text than its bytes can hold");
 	char *pool = xmalloc(rawlen ? (size_t)rawlen : 1);
 	uLongf got = (uLongf)rawlen;
-	if (rawlen && (uncompress((unsigned char *)pool, &got, p, zlen) != Z_OK || got != rawlen)) {
+	if (ref) {
+		if (inflate_ref(p, end, ref, pool, (size_t)rawlen) < 0) {
+			free(pool);
+			return cbad("malformed compressed strings");
+		}
+	} else if (rawlen &&
+	           (uncompress((unsigned char *)pool, &got, p, zlen) != Z_OK || got != rawlen)) {
 		free(pool);
 		return cbad("malformed compressed strings");
 	}
-	if (!rawlen && zlen) {
+	if (!ref && !rawlen && zlen) {
 		/* an empty chunk still has a zlib stream; check it is one */
 		unsigned char one;
 		uLongf z1 = 1;
@@ -113,6 +176,7 @@ static int decode_strings(const unsigned char *p, const unsigned char *end, stru
 		return cbad("string count does not match its text");
 	}
 	out->pool = pool;
+	out->pool_len = (size_t)rawlen;
 	out->off = off;
 	out->n = n;
 	return 0;
@@ -263,7 +327,7 @@ static void succ_add(struct succ_lists *l, size_t list, uint64_t frame)
 
 struct node_models {
 	struct rc_uint n, back, index, miss, outside;
-	rc_prob chain[2], hit;
+	rc_prob chain[2], hit, fresh[2];
 };
 
 static void node_models_init(struct node_models *m)
@@ -273,7 +337,30 @@ static void node_models_init(struct node_models *m)
 	rc_uint_init(&m->index);
 	rc_uint_init(&m->miss);
 	rc_uint_init(&m->outside);
-	m->chain[0] = m->chain[1] = m->hit = RC_PROB_INIT;
+	m->chain[0] = m->chain[1] = m->hit = m->fresh[0] = m->fresh[1] = RC_PROB_INIT;
+}
+
+/* Format 0x25 codes an explicit frame first as one bit: is it the frame after the largest one
+ * this chunk has named so far? A run's new stacks mostly end in its new frames, which the
+ * store numbers in the order the stacks meet them, so most explicit frames are. */
+static void enc_frame(struct rc_enc *e, struct node_models *m, struct rc_uint *model, int ctx,
+                      uint64_t frame, uint64_t next)
+{
+	rc_enc_bit(e, &m->fresh[ctx], frame == next);
+	if (frame != next)
+		rc_enc_uint(e, model, frame);
+}
+
+/* The frame enc_frame coded; -1 for a frame coded explicitly that the bit should have named. */
+static int dec_frame(struct rc_dec *d, struct node_models *m, struct rc_uint *model, int ctx,
+                     uint64_t next, uint64_t *frame)
+{
+	if (rc_dec_bit(d, &m->fresh[ctx])) {
+		*frame = next;
+		return 0;
+	}
+	*frame = rc_dec_uint(d, model);
+	return *frame == next && !rc_dec_failed(d) ? cbad("frame coded the long way") : 0;
 }
 
 #define ROOT_CONTEXT UINT64_MAX
@@ -286,10 +373,11 @@ static void encode_nodes(struct strbuf *sb, const struct profile_node *nodes, ui
 	struct succ_lists l;
 	succ_init(&l);
 	struct rc_enc e;
-	strbuf_addch(sb, DICT_FORMAT_NODES);
+	strbuf_addch(sb, DICT_FORMAT_NODES_NEXT);
 	rc_enc_init(&e, sb);
 	rc_enc_uint(&e, &m->n, n);
 	int prev_chain = 0;
+	uint64_t next = 0; /* the largest frame named so far, plus one */
 	for (uint64_t i = first; i < first + n; i++) {
 		uint64_t parent = nodes[i].parent, frame = nodes[i].frame;
 		int chain = parent == i - 1;
@@ -297,8 +385,11 @@ static void encode_nodes(struct strbuf *sb, const struct profile_node *nodes, ui
 		prev_chain = chain;
 		if (!chain)
 			rc_enc_uint(&e, &m->back, i - 2 - parent);
+		uint64_t cur_next = next;
+		if (frame >= next)
+			next = frame + 1;
 		if (parent && parent < first) {
-			rc_enc_uint(&e, &m->outside, frame);
+			enc_frame(&e, m, &m->outside, 0, frame, cur_next);
 			continue;
 		}
 		size_t list = succ_list(&l, parent ? nodes[parent].frame : ROOT_CONTEXT);
@@ -309,7 +400,7 @@ static void encode_nodes(struct strbuf *sb, const struct profile_node *nodes, ui
 		if (k < l.len[list]) {
 			rc_enc_uint(&e, &m->index, k);
 		} else {
-			rc_enc_uint(&e, &m->miss, frame);
+			enc_frame(&e, m, &m->miss, 1, frame, cur_next);
 			succ_add(&l, list, frame);
 		}
 	}
@@ -319,7 +410,7 @@ static void encode_nodes(struct strbuf *sb, const struct profile_node *nodes, ui
 }
 
 static int decode_nodes(const unsigned char *p, const unsigned char *end, uint64_t first,
-                        struct dict_chunk *out)
+                        int next_bit, struct dict_chunk *out)
 {
 	struct node_models *m = xmalloc(sizeof(*m));
 	node_models_init(m);
@@ -341,6 +432,7 @@ static int decode_nodes(const unsigned char *p, const unsigned char *end, uint64
 	parents = xmalloc(st_mult(n ? (size_t)n : 1, sizeof(*parents)));
 	frames = xmalloc(st_mult(n ? (size_t)n : 1, sizeof(*frames)));
 	int prev_chain = 0;
+	uint64_t next = 0;
 	for (uint64_t k = 0; k < n; k++) {
 		uint64_t i = first + k, parent, frame;
 		int chain = rc_dec_bit(&d, &m->chain[prev_chain]);
@@ -356,7 +448,10 @@ static int decode_nodes(const unsigned char *p, const unsigned char *end, uint64
 			parent = i - 2 - back;
 		}
 		if (parent && parent < first) {
-			frame = rc_dec_uint(&d, &m->outside);
+			if (!next_bit)
+				frame = rc_dec_uint(&d, &m->outside);
+			else if (dec_frame(&d, m, &m->outside, 0, next, &frame) < 0)
+				goto out;
 		} else {
 			size_t list = succ_list(&l, parent ? frames[parent - first] : ROOT_CONTEXT);
 			if (rc_dec_bit(&d, &m->hit)) {
@@ -367,7 +462,10 @@ static int decode_nodes(const unsigned char *p, const unsigned char *end, uint64
 				}
 				frame = l.items[list][idx];
 			} else {
-				frame = rc_dec_uint(&d, &m->miss);
+				if (!next_bit)
+					frame = rc_dec_uint(&d, &m->miss);
+				else if (dec_frame(&d, m, &m->miss, 1, next, &frame) < 0)
+					goto out;
 				/* the encoder codes a frame seen here as its index */
 				for (size_t j = 0; j < l.len[list]; j++)
 					if (l.items[list][j] == frame) {
@@ -387,6 +485,8 @@ static int decode_nodes(const unsigned char *p, const unsigned char *end, uint64
 		}
 		parents[k] = parent;
 		frames[k] = frame;
+		if (frame >= next)
+			next = frame + 1;
 	}
 	if (rc_dec_finish(&d) < 0) {
 		cbad("bytes after the end, or a malformed last byte");
@@ -408,11 +508,12 @@ out:
 /* ---- chunks ----------------------------------------------------------------------------- */
 
 void dict_encode_chunk(struct strbuf *sb, const struct profile *names,
-                       const struct profile_node *nodes, int kind, uint64_t first, uint64_t n)
+                       const struct profile_node *nodes, int kind, uint64_t first, uint64_t n,
+                       const struct dict_ref *ref)
 {
 	size_t start = sb->len;
 	if (kind == DICT_STRINGS)
-		encode_strings(sb, names, first, n);
+		encode_strings(sb, names, first, n, ref);
 	else if (kind == DICT_FRAMES)
 		encode_frames(sb, names, first, n);
 	else
@@ -421,15 +522,19 @@ void dict_encode_chunk(struct strbuf *sb, const struct profile *names,
 }
 
 int dict_decode_chunk(const void *data, size_t len, int kind, uint64_t first,
-                      struct dict_chunk *out)
+                      const struct dict_ref *ref, struct dict_chunk *out)
 {
 	static const int formats[] = {DICT_FORMAT_STRINGS, DICT_FORMAT_FRAMES, DICT_FORMAT_NODES};
 	const unsigned char *p = data, *end = p + len;
 	if (kind < 0 || kind >= DICT_NKINDS)
 		return cbad("unknown kind");
-	if (!len || p[0] != formats[kind])
+	int with_ref = kind == DICT_STRINGS && len && p[0] == DICT_FORMAT_STRINGS_REF;
+	int next_bit = kind == DICT_NODES && len && p[0] == DICT_FORMAT_NODES_NEXT;
+	if (!len || (p[0] != formats[kind] && !with_ref && !next_bit))
 		return cp_error("dictionary chunk: unknown format 0x%02x for its kind",
 		                len ? p[0] : 0);
+	if (with_ref && !ref)
+		return cbad("coded against the first strings chunk, which is missing");
 	if (blob_unseal(data, len, "dictionary chunk", &len) < 0)
 		return -1;
 	end = p + len;
@@ -437,10 +542,15 @@ int dict_decode_chunk(const void *data, size_t len, int kind, uint64_t first,
 	out->first = first;
 	p++;
 	if (kind == DICT_STRINGS)
-		return decode_strings(p, end, out);
+		return decode_strings(p, end, with_ref ? ref : NULL, out);
 	if (kind == DICT_FRAMES)
 		return decode_frames(p, end, out);
-	return decode_nodes(p, end, first, out);
+	return decode_nodes(p, end, first, next_bit, out);
+}
+
+int dict_chunk_needs_ref(const void *data, size_t len, int kind)
+{
+	return kind == DICT_STRINGS && len && *(const unsigned char *)data == DICT_FORMAT_STRINGS_REF;
 }
 
 void dict_counts(const struct store *s, size_t out[DICT_NKINDS])
@@ -554,6 +664,26 @@ static int apply_chunk(struct store *s, const struct dict_chunk *c)
 	return 0;
 }
 
+/* The text of the first strings chunk (what later strings chunks are deflated against), from
+ * names, which holds the database's strings at their ids; empty when there is no such chunk
+ * yet. */
+static int first_strings_text(struct store *s, const struct profile *names, struct strbuf *out)
+{
+	int64_t n;
+	strbuf_reset(out);
+	if (store_query_int(s, "SELECT n FROM dict WHERE id = 1", &n, "reading the dictionary") < 0)
+		return -1;
+	if (n <= 0 || (uint64_t)n >= names->nstr)
+		return cp_error("database %s is corrupt: the first strings chunk holds %lld strings "
+		                "of %zu; restore a backup",
+		                s->path, (long long)n, names->nstr ? names->nstr - 1 : 0);
+	for (int64_t i = 1; i <= n; i++) {
+		strbuf_addstr(out, profile_str(names, (uint32_t)i));
+		strbuf_addch(out, 0);
+	}
+	return 0;
+}
+
 int dict_sync(struct store *s)
 {
 	int64_t gen;
@@ -571,6 +701,8 @@ int dict_sync(struct store *s)
 			return -1;
 		trie_reserve(&s->trie, (size_t)nodes + 1);
 	}
+	struct strbuf reftext = STRBUF_INIT;
+	int have_ref = 0, ret = -1;
 	for (int kind = 0; kind < DICT_NKINDS; kind++) {
 		size_t have[DICT_NKINDS];
 		dict_counts(s, have);
@@ -587,46 +719,70 @@ int dict_sync(struct store *s)
 			struct dict_chunk c = {0};
 			if (first != next) {
 				sqlite3_reset(st);
-				return cp_error(
-				        "database %s is corrupt: dictionary chunk of kind %d "
-				        "starts at %llu, expected %llu; restore a backup",
-				        s->path, kind, (unsigned long long)first,
-				        (unsigned long long)next);
+				cp_error("database %s is corrupt: dictionary chunk of kind %d "
+				         "starts at %llu, expected %llu; restore a backup",
+				         s->path, kind, (unsigned long long)first,
+				         (unsigned long long)next);
+				goto out;
 			}
-			int r = dict_decode_chunk(sqlite3_column_blob(st, 2),
-			                          (size_t)sqlite3_column_bytes(st, 2), kind, first,
-			                          &c);
+			const void *blob = sqlite3_column_blob(st, 2);
+			size_t len = (size_t)sqlite3_column_bytes(st, 2);
+			/* the first chunk is applied by now (chunks come in id order) */
+			if (dict_chunk_needs_ref(blob, len, kind) && !have_ref) {
+				if (first_strings_text(s, s->dict, &reftext) < 0) {
+					sqlite3_reset(st);
+					goto out;
+				}
+				have_ref = 1;
+			}
+			struct dict_ref ref = {reftext.buf, reftext.len};
+			int r = dict_decode_chunk(blob, len, kind, first, have_ref ? &ref : NULL, &c);
 			if (r == 0 && c.n != n)
 				r = cbad("item count differs from its row");
 			if (r < 0) {
 				dict_chunk_release(&c);
 				sqlite3_reset(st);
-				return store_corrupt(s, "reading the dictionary");
+				store_corrupt(s, "reading the dictionary");
+				goto out;
 			}
 			r = apply_chunk(s, &c);
 			dict_chunk_release(&c);
 			if (r < 0) {
 				sqlite3_reset(st);
-				return -1;
+				goto out;
 			}
 			next += n;
 		}
 		sqlite3_reset(st);
-		if (rc != SQLITE_DONE)
-			return store_sqlerr(s, "reading the dictionary");
+		if (rc != SQLITE_DONE) {
+			store_sqlerr(s, "reading the dictionary");
+			goto out;
+		}
 	}
-	return 0;
+	ret = 0;
+out:
+	strbuf_release(&reftext);
+	return ret;
 }
 
 int dict_write_range(struct store *s, const struct profile *names, const struct profile_node *nodes,
                      int kind, size_t first, size_t n, size_t max)
 {
-	struct strbuf sb = STRBUF_INIT;
-	int ret = 0;
+	struct strbuf sb = STRBUF_INIT, reftext = STRBUF_INIT;
+	int ret = 0, have_ref = 0;
 	for (size_t at = first, cnt; at < first + n && !ret; at += cnt) {
 		cnt = first + n - at < max ? first + n - at : max;
 		strbuf_reset(&sb);
-		dict_encode_chunk(&sb, names, nodes, kind, at, cnt);
+		/* strings after the first chunk (written by now) are coded against it */
+		if (kind == DICT_STRINGS && at > 1 && !have_ref) {
+			if (first_strings_text(s, names, &reftext) < 0) {
+				ret = -1;
+				break;
+			}
+			have_ref = 1;
+		}
+		struct dict_ref ref = {reftext.buf, reftext.len};
+		dict_encode_chunk(&sb, names, nodes, kind, at, cnt, have_ref ? &ref : NULL);
 		sqlite3_stmt *st = store_stmt(s, Q_DICT_PUT);
 		if (!st) {
 			ret = -1;
@@ -639,6 +795,7 @@ int dict_write_range(struct store *s, const struct profile *names, const struct 
 		ret = store_step_done(s, st, "storing the dictionary");
 	}
 	strbuf_release(&sb);
+	strbuf_release(&reftext);
 	return ret;
 }
 
@@ -702,18 +859,39 @@ static const struct dict_chunk *chunk_of(struct dict_reader *r, int kind, uint64
 		first = (uint64_t)sqlite3_column_int64(st, 0);
 		n = (uint64_t)sqlite3_column_int64(st, 1);
 	}
+	void *copy = NULL;
+	int loaded_first = 0;
 	if (rc == SQLITE_ROW && id >= first && id - first < n) {
-		int dr = dict_decode_chunk(sqlite3_column_blob(st, 2),
-		                           (size_t)sqlite3_column_bytes(st, 2), kind, first, &nc);
+		const void *blob = sqlite3_column_blob(st, 2);
+		size_t len = (size_t)sqlite3_column_bytes(st, 2);
+		struct dict_ref ref = {0}, *refp = NULL;
+		if (dict_chunk_needs_ref(blob, len, kind) && first > 1) {
+			/* loading the first chunk reuses the statement: keep the blob */
+			copy = xmalloc(len ? len : 1);
+			memcpy(copy, blob, len);
+			blob = copy;
+			sqlite3_reset(st);
+			loaded_first = 1;
+			const struct dict_chunk *fc = chunk_of(r, DICT_STRINGS, 1);
+			if (!fc) {
+				free(copy);
+				return NULL;
+			}
+			ref = (struct dict_ref){fc->pool, fc->pool_len};
+			refp = &ref;
+		}
+		int dr = dict_decode_chunk(blob, len, kind, first, refp, &nc);
 		if (dr == 0 && nc.n != n)
 			dr = cbad("item count differs from its row");
 		if (dr < 0) {
+			free(copy);
 			dict_chunk_release(&nc);
 			sqlite3_reset(st);
 			store_corrupt(s, "reading the dictionary");
 			return NULL;
 		}
 	}
+	free(copy);
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		store_sqlerr(s, "reading the dictionary");
@@ -723,6 +901,11 @@ static const struct dict_chunk *chunk_of(struct dict_reader *r, int kind, uint64
 		cp_error("database %s is corrupt: %s %llu is missing; restore a backup", s->path,
 		         kind_names[kind], (unsigned long long)id);
 		return NULL;
+	}
+	if (loaded_first) { /* loading the first chunk added one before this one */
+		c = r->chunks[kind];
+		for (lo = 0; lo < r->n[kind] && c[lo].first <= id; lo++)
+			;
 	}
 	ALLOC_GROW(r->chunks[kind], r->n[kind] + 1, r->alloc[kind]);
 	c = r->chunks[kind];

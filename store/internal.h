@@ -32,6 +32,14 @@ enum dict_kind { DICT_STRINGS = 0, DICT_FRAMES = 1, DICT_NODES = 2, DICT_NKINDS 
 #define DICT_FORMAT_STRINGS 0x21
 #define DICT_FORMAT_FRAMES  0x22
 #define DICT_FORMAT_NODES   0x23
+/* Strings deflated against the first strings chunk's text (see dict_encode_chunk). */
+#define DICT_FORMAT_STRINGS_REF 0x24
+/* Stack nodes whose explicit frames may be "the next new frame" (dict.c): what the store
+ * writes now; 0x23 chunks stay readable. */
+#define DICT_FORMAT_NODES_NEXT 0x25
+/* The most of the first strings chunk's text (its end) a 0x24 chunk is deflated against:
+ * deflate's window. */
+#define DICT_REF_MAX 32768
 
 enum store_stmt_id {
 	Q_DICT_SINCE,
@@ -123,12 +131,18 @@ int store_generation(struct store *s, int64_t *out);
 /* Chunk codecs. Encoders append a chunk of items [first, first + n) of one kind: strings and
  * frames from names, stack nodes from nodes (indexed by id). The decoder fills a dict_chunk
  * and returns 0, or -1 with cp_error set ("dictionary chunk: ..."); references to other items
- * are checked by whoever uses them. */
+ * are checked by whoever uses them.
+ * ref (may be NULL) is the text of the first strings chunk (its pool, pool_len bytes): a
+ * strings chunk encoded with one is deflated against its last DICT_REF_MAX bytes (format
+ * 0x24; a run's few new names share most of their substrings with the names the first run
+ * brought), and decoding such a chunk needs the same text (an error without it). The first
+ * chunk itself is always standalone (0x21), so a reference is one chunk, never a chain. */
 struct dict_chunk {
 	int kind;
 	uint64_t first, n;
-	/* strings: pool of n NUL-terminated strings and their offsets */
+	/* strings: pool of n NUL-terminated strings (pool_len bytes) and their offsets */
 	char *pool;
+	size_t pool_len;
 	size_t *off;
 	/* frames */
 	struct profile_frame *frames;
@@ -136,10 +150,17 @@ struct dict_chunk {
 	uint64_t *parent, *frame;
 };
 void dict_chunk_release(struct dict_chunk *c);
+struct dict_ref {
+	const char *text;
+	size_t len;
+};
 void dict_encode_chunk(struct strbuf *sb, const struct profile *names,
-                       const struct profile_node *nodes, int kind, uint64_t first, uint64_t n);
+                       const struct profile_node *nodes, int kind, uint64_t first, uint64_t n,
+                       const struct dict_ref *ref);
 int dict_decode_chunk(const void *data, size_t len, int kind, uint64_t first,
-                      struct dict_chunk *out);
+                      const struct dict_ref *ref, struct dict_chunk *out);
+/* Whether a chunk of kind is coded against the first strings chunk (format 0x24). */
+int dict_chunk_needs_ref(const void *data, size_t len, int kind);
 
 /* In a write transaction: brings s->dict and s->trie up to date with the database (loading
  * every chunk when the generation changed, else only chunks other writers appended). */

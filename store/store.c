@@ -356,6 +356,9 @@ static int migrate(struct store *s)
 		goto fail;
 	if (v <= 2 && store_exec(s, store_step_2_to_3) < 0)
 		goto fail;
+	/* 3 -> 4: strings chunks after the first may be deflated against it (format 0x24); older
+	 * chunks stay as they are, so the step converts nothing - the version only keeps an
+	 * older ciprof from taking the new chunks for damage. */
 	char sql[64];
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
 	if (store_exec(s, sql) < 0 || store_commit(s) < 0)

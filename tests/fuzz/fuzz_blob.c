@@ -2,8 +2,10 @@
  * full and delta) and dictionary chunks (strings, frames, stack nodes), chosen by the first
  * byte as the store does. Any input must decode or be refused with a message, never crash;
  * and every coding but zlib's is canonical, so whatever decodes must re-encode to the very
- * same bytes (string chunks must decode again to the same strings). Delta blobs are decoded
- * against the fixed reference fuzz_reference() builds. Schema 2 blobs and chunks end with a
+ * same bytes (string chunks, and node chunks of the old 0x23 format, which is read but no
+ * longer written, must decode again to the same items). Delta blobs are decoded
+ * against the fixed reference fuzz_reference() builds, strings chunks coded against the first
+ * chunk (0x24) against fuzz_ref_text. Schema 2 blobs and chunks end with a
  * checksum: the target appends the right one to its input, so that the fuzzer explores the
  * decoders behind it (the corpus holds them without it). */
 #include "store/blob.h"
@@ -58,13 +60,19 @@ static void check_entries(const uint8_t *data, size_t size)
 	blob_entries_release(&ref);
 }
 
+/* What 0x24 strings chunks are decoded against: a first chunk's text (names and modules). */
+static const char fuzz_ref_text[] = "main\0libc.so.6\0run_test\0[unknown]\0libz.so.1+0x3377\0"
+                                    "_PyEval_EvalFrameDefault\0bash+0x41a82\0";
+
 /* A dictionary holding exactly the decoded chunk's items at their ids, built by hand: the
  * decoder leaves duplicates to the loader, and the encoders only read the arrays. */
 static void check_chunk(const uint8_t *data, size_t size, int kind)
 {
 	uint64_t first = kind == DICT_FRAMES ? 0 : 1;
 	struct dict_chunk c = {0};
-	if (dict_decode_chunk(data, size, kind, first, &c) < 0) {
+	struct dict_ref ref = {fuzz_ref_text, sizeof(fuzz_ref_text) - 1};
+	const struct dict_ref *refp = dict_chunk_needs_ref(data, size, kind) ? &ref : NULL;
+	if (dict_decode_chunk(data, size, kind, first, refp, &c) < 0) {
 		if (!*cp_last_error())
 			abort();
 		return;
@@ -76,9 +84,9 @@ static void check_chunk(const uint8_t *data, size_t size, int kind)
 		for (uint64_t i = 0; i < c.n; i++)
 			profile_intern(d, c.pool + c.off[i]);
 		if (d->nstr == c.n + 1) {
-			dict_encode_chunk(&sb, d, NULL, kind, 1, c.n);
+			dict_encode_chunk(&sb, d, NULL, kind, 1, c.n, refp);
 			struct dict_chunk again = {0};
-			if (dict_decode_chunk(sb.buf, sb.len, kind, 1, &again) < 0 ||
+			if (dict_decode_chunk(sb.buf, sb.len, kind, 1, refp, &again) < 0 ||
 			    again.n != c.n)
 				abort();
 			for (uint64_t i = 0; i < c.n; i++)
@@ -100,10 +108,21 @@ static void check_chunk(const uint8_t *data, size_t size, int kind)
 				nodes[first + i] = (struct profile_node){(uint32_t)c.parent[i],
 				                                         (uint32_t)c.frame[i]};
 		}
-		dict_encode_chunk(&sb, d, nodes, kind, first, c.n);
+		dict_encode_chunk(&sb, d, nodes, kind, first, c.n, NULL);
 		free(nodes);
-		if (sb.len != size || memcmp(sb.buf, data, size))
+		if (data[0] == DICT_FORMAT_NODES) {
+			/* the old node format is read, no longer written: the same nodes again */
+			struct dict_chunk again = {0};
+			if (dict_decode_chunk(sb.buf, sb.len, kind, first, NULL, &again) < 0 ||
+			    again.n != c.n)
+				abort();
+			for (uint64_t i = 0; i < c.n; i++)
+				if (again.parent[i] != c.parent[i] || again.frame[i] != c.frame[i])
+					abort();
+			dict_chunk_release(&again);
+		} else if (sb.len != size || memcmp(sb.buf, data, size)) {
 			abort();
+		}
 	}
 	profile_free(d);
 	strbuf_release(&sb);
@@ -116,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int format = size ? data[0] : 0;
 	if (format < BLOB_FORMAT_FULL ||
 	    (format > BLOB_FORMAT_DELTA && format < DICT_FORMAT_STRINGS) ||
-	    format > DICT_FORMAT_NODES) {
+	    format > DICT_FORMAT_NODES_NEXT) {
 		check_entries(data, size);
 		return 0;
 	}
@@ -124,7 +143,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	strbuf_add(&sealed, data, size);
 	blob_seal(&sealed, 0);
 	if (format >= DICT_FORMAT_STRINGS)
-		check_chunk((const uint8_t *)sealed.buf, sealed.len, format - DICT_FORMAT_STRINGS);
+		check_chunk((const uint8_t *)sealed.buf, sealed.len,
+		            format == DICT_FORMAT_STRINGS_REF  ? DICT_STRINGS
+		            : format == DICT_FORMAT_NODES_NEXT ? DICT_NODES
+		                                               : format - DICT_FORMAT_STRINGS);
 	else
 		check_entries((const uint8_t *)sealed.buf, sealed.len);
 	strbuf_release(&sealed);

@@ -442,9 +442,9 @@ static void test_dict_chunks(void **state)
 			size_t first = firsts[k] + (half ? counts[k] / 2 : 0);
 			size_t n = firsts[k] + counts[k] - first;
 			struct strbuf sb = STRBUF_INIT;
-			dict_encode_chunk(&sb, d, d->nodes, kinds[k], first, n);
+			dict_encode_chunk(&sb, d, d->nodes, kinds[k], first, n, NULL);
 			struct dict_chunk c = {0};
-			if (dict_decode_chunk(sb.buf, sb.len, kinds[k], first, &c) < 0)
+			if (dict_decode_chunk(sb.buf, sb.len, kinds[k], first, NULL, &c) < 0)
 				fail_msg("kind %d: %s", k, cp_last_error());
 			assert_int_equal(c.n, n);
 			for (size_t i = 0; i < n; i++) {
@@ -464,18 +464,108 @@ static void test_dict_chunks(void **state)
 			dict_chunk_release(&c);
 			/* truncated, or decoded as another kind: refused with a message */
 			cp_clear_error();
-			assert_int_equal(dict_decode_chunk(sb.buf, sb.len - 1, kinds[k], first, &c),
+			assert_int_equal(dict_decode_chunk(sb.buf, sb.len - 1, kinds[k], first, NULL, &c),
 			                 -1);
 			assert_non_null(strstr(cp_last_error(), "dictionary chunk"));
 			dict_chunk_release(&c);
 			assert_int_equal(
-			        dict_decode_chunk(sb.buf, sb.len, kinds[(k + 1) % 3], first, &c),
+			        dict_decode_chunk(sb.buf, sb.len, kinds[(k + 1) % 3], first, NULL, &c),
 			        -1);
 			assert_non_null(strstr(cp_last_error(), "unknown format"));
 			dict_chunk_release(&c);
 			strbuf_release(&sb);
 		}
 	}
+	profile_free(d);
+}
+
+/* What one more run's dictionary chunks cost: its new names share substrings with the names
+ * the first run brought (coded against the first chunk, 0x24), and its new stacks end in its
+ * new frames (coded as "the next frame", 0x25). Both codings must survive a round trip, and a
+ * 0x24 chunk read without the first chunk's text is refused, not misread. */
+static void test_dict_chunks_against_history(void **state)
+{
+	(void)state;
+	struct profile *d = profile_new();
+	char name[64];
+	/* the first run: 400 names made of 40 words (word i spelled from i's bits) */
+	static const char *const parts[] = {"eval", "frame", "dict", "unicode", "alloc",
+	                                    "lookup", "dl", "expand", "parse", "token"};
+	char words[40][40];
+	for (int w = 0; w < 40; w++)
+		snprintf(words[w], sizeof(words[w]), "%s%s_%s", w & 1 ? "_Py" : "",
+		         parts[w % 10], parts[(w * 7 + 3) % 10]);
+	for (int i = 0; i < 400; i++) {
+		snprintf(name, sizeof(name), "%s_%s", words[i % 40], words[(i + i / 40 + 1) % 40]);
+		profile_intern(d, name);
+	}
+	size_t first_n = d->nstr - 1;
+	struct strbuf text = STRBUF_INIT;
+	for (size_t i = 1; i <= first_n; i++) {
+		strbuf_addstr(&text, profile_str(d, (uint32_t)i));
+		strbuf_addch(&text, 0);
+	}
+	/* a later run: 60 new names like them */
+	for (int i = 0; i < 60; i++) {
+		snprintf(name, sizeof(name), "%s_%s_%d", words[(i * 13) % 40], words[(i * 17 + 5) % 40],
+		         i);
+		profile_intern(d, name);
+	}
+	assert_int_equal(d->nstr, first_n + 61);
+	struct dict_ref ref = {text.buf, text.len};
+	struct strbuf plain = STRBUF_INIT, against = STRBUF_INIT;
+	dict_encode_chunk(&plain, d, NULL, DICT_STRINGS, first_n + 1, 60, NULL);
+	dict_encode_chunk(&against, d, NULL, DICT_STRINGS, first_n + 1, 60, &ref);
+	assert_int_equal((unsigned char)against.buf[0], DICT_FORMAT_STRINGS_REF);
+	print_message("60 new names: %zu bytes alone, %zu against the first chunk\n", plain.len,
+	              against.len);
+	assert_true(against.len * 10 < plain.len * 8); /* at least a fifth smaller */
+	struct dict_chunk c = {0};
+	if (dict_decode_chunk(against.buf, against.len, DICT_STRINGS, first_n + 1, &ref, &c) < 0)
+		fail_msg("%s", cp_last_error());
+	assert_int_equal(c.n, 60);
+	for (size_t i = 0; i < 60; i++)
+		assert_string_equal(c.pool + c.off[i], profile_str(d, (uint32_t)(first_n + 1 + i)));
+	dict_chunk_release(&c);
+	cp_clear_error();
+	assert_int_equal(
+	        dict_decode_chunk(against.buf, against.len, DICT_STRINGS, first_n + 1, NULL, &c), -1);
+	assert_non_null(strstr(cp_last_error(), "first strings chunk"));
+	dict_chunk_release(&c);
+	/* another reference text decodes to other text or fails: never silently the same */
+	struct dict_ref other = {"unrelated\0names\0", 16};
+	if (dict_decode_chunk(against.buf, against.len, DICT_STRINGS, first_n + 1, &other, &c) == 0)
+		assert_string_not_equal(c.pool, profile_str(d, (uint32_t)(first_n + 1)));
+	dict_chunk_release(&c);
+
+	/* stack nodes: 1,000 nodes of old frames, then 100 new stacks of 3 new frames each
+	 * below old nodes */
+	struct profile_node *nodes = xcalloc(1 + 1000 + 300, sizeof(*nodes));
+	uint64_t st = 11;
+	for (uint32_t i = 1; i <= 1000; i++)
+		nodes[i] = (struct profile_node){(uint32_t)(tu_rand(&st) % i), (uint32_t)(i % 500)};
+	uint32_t id = 1001, frame = 500;
+	for (int k = 0; k < 100; k++)
+		for (int j = 0; j < 3; j++, id++)
+			nodes[id] = (struct profile_node){j ? id - 1 : (uint32_t)(tu_rand(&st) % 1000) + 1,
+			                                  frame++};
+	struct strbuf sb = STRBUF_INIT;
+	dict_encode_chunk(&sb, NULL, nodes, DICT_NODES, 1001, 300, NULL);
+	assert_int_equal((unsigned char)sb.buf[0], DICT_FORMAT_NODES_NEXT);
+	if (dict_decode_chunk(sb.buf, sb.len, DICT_NODES, 1001, NULL, &c) < 0)
+		fail_msg("%s", cp_last_error());
+	for (size_t i = 0; i < 300; i++) {
+		assert_int_equal(c.parent[i], nodes[1001 + i].parent);
+		assert_int_equal(c.frame[i], nodes[1001 + i].frame);
+	}
+	dict_chunk_release(&c);
+	/* each new frame costs a bit, not its id: the 100 parents dominate (~10 bits each) */
+	assert_true(sb.len < 200);
+	free(nodes);
+	strbuf_release(&sb);
+	strbuf_release(&plain);
+	strbuf_release(&against);
+	strbuf_release(&text);
 	profile_free(d);
 }
 
@@ -487,6 +577,7 @@ int main(void)
 	        cmocka_unit_test(test_v2_round_trip), cmocka_unit_test(test_v2_compact),
 	        cmocka_unit_test(test_v2_malformed),  cmocka_unit_test(test_rc),
 	        cmocka_unit_test(test_dict_chunks),
+	        cmocka_unit_test(test_dict_chunks_against_history),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
