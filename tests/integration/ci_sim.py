@@ -16,7 +16,10 @@ merged, workflow and job `rules:` evaluated ($VAR, "strings", == != && || parent
 variables expanded, the cache pulled before and pushed after as its policy says (folders
 under --state), before_script + script run as one bash script with errexit, artifacts
 checked and copied under --state. `include:` is not fetched: the template is given with
---template.
+--template. With --component FILE, the .gitlab-ci.yml includes ciprof as a CI/CD component:
+FILE's `spec: inputs:` are checked against the include's `inputs:` (unknown names, missing
+required ones, values outside `options:`), `$[[ inputs.NAME ]]` is interpolated in its keys
+and values, and its own `include: local:` of the template is the --template file.
 
 Every line a step prints is also appended to --log. Exit status: 0 when the job succeeded.
 """
@@ -565,10 +568,58 @@ def deep_merge(base, child):
     return out
 
 
+INPUT_RE = re.compile(r"\$\[\[\s*inputs\.([A-Za-z0-9_-]+)\s*\]\]")
+
+
+def component_jobs(path, conf):
+    """The jobs a CI/CD component adds, its inputs taken from conf's include: component."""
+    header, body = yaml.safe_load_all(open(path))
+    spec = (header.get("spec") or {}).get("inputs") or {}
+    incs = conf.get("include") or []
+    inc = next((i for i in (incs if isinstance(incs, list) else [incs])
+                if isinstance(i, dict) and "component" in i), None)
+    if inc is None:
+        raise SystemExit(f"{path}: the .gitlab-ci.yml has no include: component")
+    given = inc.get("inputs") or {}
+    for k in given:
+        if k not in spec:
+            raise SystemExit(f"component: unknown input {k!r}")
+    values = {}
+    for k, d in spec.items():
+        d = d or {}
+        if k not in given and "default" not in d:
+            raise SystemExit(f"component: input {k!r} is required")
+        v = as_string(given.get(k, d.get("default")))
+        if "options" in d and v not in [as_string(o) for o in d["options"]]:
+            raise SystemExit(f"component: input {k!r} is {v!r}, not one of {d['options']}")
+        values[k] = v
+
+    def interp(x):
+        if isinstance(x, dict):
+            return {interp(k): interp(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [interp(v) for v in x]
+        if isinstance(x, str):
+            def one(m):
+                if m.group(1) not in values:
+                    raise SystemExit(f"component: unknown input {m.group(1)!r} in {x!r}")
+                return values[m.group(1)]
+            return INPUT_RE.sub(one, x)
+        return x
+
+    body = interp(body)
+    say(f"component: {inc['component']} with inputs {sorted(given)}; its include: local "
+        "is the template")
+    body.pop("include", None)
+    return body
+
+
 def gitlab(args):
     log = open(args.log, "a", encoding="utf-8")
     conf = yaml.safe_load(open(args.ci_file))
     template = yaml.safe_load(open(args.template))
+    if args.component:
+        template = {**template, **component_jobs(args.component, conf)}
     if "include" in conf:
         say(f"include: not fetched; using {args.template}")
     for k in ("image", "tags", "services"):
@@ -686,6 +737,7 @@ def main():
     l = sub.add_parser("gitlab")
     l.add_argument("ci_file")
     l.add_argument("--template", required=True)
+    l.add_argument("--component", help="a CI/CD component (spec: inputs) the file includes")
     l.add_argument("--job", required=True)
     l.add_argument("--state", required=True)
     l.add_argument("--log", required=True)

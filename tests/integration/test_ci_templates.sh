@@ -3,7 +3,8 @@
 # composite action's inputs and steps, the example workflows' triggers and permissions (the
 # fork companion never checks out code), the GitLab template's cache, rules and exposed
 # artifacts; no ${{ }} expression is pasted into a shell script; the packages the templates
-# install are scripts/setup's. The end-to-end runs are test_ci_templates_github/gitlab.sh.
+# install are scripts/setup's; the GitLab CI/CD component (templates/ciprof.yml) maps only
+# declared inputs to the template's variables. The end-to-end runs are test_ci_templates_github/gitlab.sh.
 source "$(dirname "$0")/lib.sh"
 
 python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml is missing (scripts/setup installs it)"
@@ -157,6 +158,21 @@ check("ciprof comment --provider gitlab" in gscripts, "the job posts the MR note
 check("privileged" in open(f"{tpl}/gitlab/ciprof.gitlab-ci.yml").read(), "the runner note is there")
 e = docs["gitlab/example.gitlab-ci.yml"]
 check("include" in e and e["ciprof"]["extends"] == ".ciprof", "the example includes and extends .ciprof")
+
+# --- the CI/CD component: every input it uses is declared, each sets a template variable ------
+comp_path = os.path.join(src, "templates/ciprof.yml")
+spec, body = yaml.safe_load_all(open(comp_path))
+cin = spec["spec"]["inputs"]
+check(all("description" in (d or {}) for d in cin.values()), "every component input has a description")
+ctext = open(comp_path).read().split("\n---\n", 1)[1]
+cused = set(re.findall(r"\$\[\[\s*inputs\.([A-Za-z0-9_-]+)\s*\]\]", ctext))
+check(cused == set(cin), f"the component uses exactly its declared inputs ({sorted(cused ^ set(cin))})")
+check(body["include"] == [{"local": "/ci-templates/gitlab/ciprof.gitlab-ci.yml"}],
+      "the component includes the template from its own project")
+cjob = body["$[[ inputs.job-name ]]"]
+check(cjob["extends"] == ".ciprof", "the component's job extends .ciprof")
+check(set(cjob["variables"]) <= set(j["variables"]) | {"CIPROF_COMMENT_ENABLED"},
+      f"the component sets only the template's variables ({sorted(set(cjob['variables']) - set(j['variables']))})")
 
 # --- packages -------------------------------------------------------------------------------
 setup = open(os.path.join(src, "scripts/setup")).read()

@@ -65,14 +65,16 @@ git -c user.name=t -c user.email=t@e commit -q -am "slower" || fail "git"
 forge_start api gitlab --number 7
 API_LOG=$FORGE_LOG
 
-# pipeline NAME BRANCH [--env/--var ...]: one simulated job "ciprof" on a fresh checkout.
+# pipeline NAME BRANCH [--env/--var ...]: one simulated job on a fresh checkout, of CI_FILE
+# (the example's job "ciprof" unless changed).
+CI_FILE=("$EXAMPLE" --job ciprof)
 pipeline() {
 	local name=$1 branch=$2
 	shift 2
 	git -C "$WS" checkout -q "$branch"
 	rm -rf "$WS/.ciprof" "$WS/.ciprof-install" "$WS/.project-setup-ran" "$WS/ciprof-report" "$STATE/gl-artifacts"
 	RC=0
-	python3 "$SIM" gitlab "$EXAMPLE" --template "$TEMPLATE" --job ciprof --state "$STATE" \
+	python3 "$SIM" gitlab "${CI_FILE[@]}" --template "$TEMPLATE" --state "$STATE" \
 		--log "$TMP/$name.log" \
 		--env PATH="$SHIMS:$PATH" --env HOME="$TMP" --env TMPDIR="$RUNNER_TMP" --env CI=true \
 		--env GITLAB_CI=true --env CI_PROJECT_DIR="$WS" --env CI_DEFAULT_BRANCH=main \
@@ -155,5 +157,49 @@ pipeline branch feature --env CI_PIPELINE_SOURCE=push --env CI_COMMIT_BRANCH=fea
 expect_rc "branch pipeline" 0 branch
 expect_grep "no pipeline" "$TMP/branch.out" "workflow: no rule matches; no pipeline"
 
-expect_no_token "every job's output" "$TMP"/{main,mr1,mr2,opts,rel,notoken,branch}.out
+# --- 6. the CI/CD component (templates/ciprof.yml): inputs become the template's variables --
+cat >"$TMP/component.gitlab-ci.yml" <<'EOF'
+include:
+  - component: gitlab.example.com/ciprof/ciprof/ciprof@v0.1.0
+    inputs:
+      job-name: profile
+      command: ctest --test-dir build --output-on-failure
+      build-command: cmake -S . -B build && cmake --build build
+      run-options: --tag via=component --hz 223
+      fail-on-regression: "true"
+EOF
+CI_FILE=("$TMP/component.gitlab-ci.yml" --component "$CIPROF_SRC/templates/ciprof.yml" --job profile)
+pipeline comp feature "${MR_ENV[@]}" --var CIPROF_GITLAB_TOKEN="$TOKEN"
+expect_grep "the component's job runs the template" "$TMP/comp.out" "job profile: running before_script and script"
+expect_grep "run-options reach ciprof run" "$TMP/comp.out" "at 223 Hz"
+tags=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --limit 1 --format json 2>&1 |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["tags"].get("via"))' 2>&1)
+expect_eq "its tag is stored" "$tags" component
+expect_grep "the report compares with the default branch" \
+	"$STATE/gl-artifacts/profile/ciprof-report/report.md" "of main"
+# base-branch and fail-on-regression reach the job: a base never profiled fails it, named
+cat >"$TMP/component-gate.gitlab-ci.yml" <<'EOF'
+include:
+  - component: gitlab.example.com/ciprof/ciprof/ciprof@v0.1.0
+    inputs:
+      command: ctest --test-dir build --output-on-failure
+      build-command: cmake -S . -B build && cmake --build build
+      base-branch: nosuch
+      fail-on-regression: "true"
+EOF
+CI_FILE=("$TMP/component-gate.gitlab-ci.yml" --component "$CIPROF_SRC/templates/ciprof.yml" --job ciprof)
+pipeline compgate feature "${MR_ENV[@]}"
+expect_rc "an unknown base-branch with fail-on-regression fails the job" 1 compgate
+expect_grep "ciprof names the branches it has" "$TMP/compgate.out" "(branches: "
+cat >"$TMP/component-bad.gitlab-ci.yml" <<'EOF'
+include:
+  - component: gitlab.example.com/ciprof/ciprof/ciprof@v0.1.0
+    inputs:
+      comand: make check
+EOF
+CI_FILE=("$TMP/component-bad.gitlab-ci.yml" --component "$CIPROF_SRC/templates/ciprof.yml" --job ciprof)
+pipeline compbad feature "${MR_ENV[@]}"
+expect_grep "a misspelt input is refused, as GitLab does" "$TMP/compbad.out" "unknown input 'comand'"
+
+expect_no_token "every job's output" "$TMP"/{main,mr1,mr2,opts,rel,notoken,branch,comp,compgate}.out
 finish
