@@ -79,16 +79,20 @@ static const char report_description[] =
         "Compares a stored run (the head, default the newest) with its baseline and reports\n"
         "which tests and functions got slower or faster, in CPU time.\n"
         "\n"
-        "The baseline, for a branch REF: the runs of REF at the head's merge-base commit; if\n"
-        "there are none, the newest runs of REF stored before the head. At most --base-runs\n"
-        "of them, merged. REF may also be a run id or a commit (hex prefix). Without a\n"
-        "baseline the report says so and ciprof exits 0.\n"
+        "The baseline, for a branch REF: the runs of REF that the head contains, those at\n"
+        "the head's merge-base commit first, then the newest of older commits; never a base\n"
+        "run of a later commit. At most --base-runs of them, merged. REF may also be a run\n"
+        "id or a commit (hex prefix). Without a baseline the report says so and ciprof exits\n"
+        "0; a REF that names nothing is a warning, and with --fail-on-regression an error.\n"
         "\n"
-        "A change is reported when it is significant (a likelihood-ratio test on sample\n"
-        "counts, widened by the spread between base runs, Benjamini-Hochberg over all\n"
-        "comparisons at --alpha), at least --min-change against the suite-wide factor (the\n"
-        "weighted median of per-function head/base ratios, so a uniformly slower machine is\n"
-        "not a regression), and the test or function holds at least --min-share of samples.\n"
+        "A change is reported when it is significant (a t test on the log of the counts,\n"
+        "widened by each item's own run-to-run spread learned from the base branch's last\n"
+        "10 runs; Benjamini-Hochberg over all comparisons at --alpha), at least --min-change\n"
+        "against the suite-wide factor (so a uniformly slower machine is not a regression),\n"
+        "and the test or function holds at least --min-share of samples. Frames ciprof\n"
+        "makes ([unsampled], [unknown]+0x...) are shown, never judged. With fewer than 3\n"
+        "base-branch runs, or no base run at the merge-base, the verdict is advisory and\n"
+        "--fail-on-regression does not fail.\n"
         "Small changes need many samples: sample at --hz 999 or more ('ciprof run --hz').\n"
         "\n"
         "Formats: md, GitHub Markdown for a PR comment (at most 65,536 characters): the\n"
@@ -291,20 +295,6 @@ static char *default_base(struct gitmeta_repo *repo, const struct run_meta *head
 	return b;
 }
 
-/* Why a regression verdict must not fail the build, or NULL when it may. Owned. */
-static char *advisory_reason(const struct report_baseline *base, const struct report_diff *d)
-{
-	if (d->history_runs < REPORT_MIN_HISTORY)
-		return xasprintf("the base branch has %zu run%s to learn run-to-run noise from; "
-		                 "verdicts gate the build from %d on",
-		                 d->history_runs, d->history_runs == 1 ? "" : "s",
-		                 REPORT_MIN_HISTORY);
-	if (base->fallback)
-		return xstrdup("no base run at the merge-base: the baseline is older runs of the "
-		               "base branch, which lack its latest changes");
-	return NULL;
-}
-
 /* Replaces *p by its filtered copy. */
 static void filter_profile(const struct frames_filter *ff, struct profile **p)
 {
@@ -442,7 +432,7 @@ int cmd_report(int argc, char **argv)
 	if (base.unknown) {
 		struct strbuf msg = STRBUF_INIT;
 		report_escape(&msg, base.none, REPORT_ESC_TEXT, 600);
-		if (a.fail) {
+		if (report_gate(&base, NULL, NULL, a.fail) == REPORT_GATE_UNKNOWN_BASE) {
 			/* A typo in --base must not pass every build from now on. */
 			fprintf(stderr,
 			        "ciprof: error: %s (with --fail-on-regression an unknown base is an "
@@ -478,7 +468,7 @@ int cmd_report(int argc, char **argv)
 	if (base.n)
 		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
 	if (diff)
-		advisory = advisory_reason(&base, diff);
+		advisory = report_advisory(&base, diff);
 	prh = pr_head(&head);
 	aurl = artifact_url(&a, &head);
 	struct report rep = {.head = &head,
@@ -514,7 +504,7 @@ int cmd_report(int argc, char **argv)
 		log_info("report: advisory only, the build is not failed: %s", advisory);
 	if ((r = cli_write_output(a.output, &out)))
 		goto out;
-	r = a.fail && diff && diff->verdict == REPORT_REGRESSED && !advisory ? EXIT_REGRESSION
+	r = report_gate(&base, diff, advisory, a.fail) == REPORT_GATE_FAIL ? EXIT_REGRESSION
 	                                                                     : EXIT_OK;
 out:
 	free(ref);

@@ -64,6 +64,12 @@ static int is_hex_prefix(const char *s)
 	return 1;
 }
 
+static int id_cmp(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
 static const char *plural(size_t n)
 {
 	return n == 1 ? "" : "s";
@@ -234,8 +240,12 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 	if (!n) {
 		size_t nbranch = 0;
 		branch_ancestors(all, nall, ref, head, mb, ancestry, ctx, hist, &na, &nbranch);
-		for (size_t i = 0; i < na && n < max_runs; i++)
-			chosen[n++] = hist[i];
+		/* The runs at the merge-base first (the head's own base), then the newest of
+		 * older commits: a run of an older commit stored later does not push them out. */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < na && n < max_runs; i++)
+				if ((*mb && !strcmp(hist[i]->commit, mb)) == !pass)
+					chosen[n++] = hist[i];
 		for (size_t i = 0; i < n; i++)
 			out->at_merge_base += *mb && !strcmp(chosen[i]->commit, mb);
 		size_t older = n - out->at_merge_base;
@@ -291,10 +301,12 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 				hist[na++] = &all[i];
 	}
 
-	/* chosen[] is newest first; ids are kept oldest first. */
+	/* chosen[] is the merge-base's runs first, each part newest first; ids are kept oldest
+	 * first. */
 	out->ids = xmalloc(st_mult(n, sizeof(*out->ids)));
 	for (size_t i = 0; i < n; i++)
-		out->ids[i] = chosen[n - 1 - i]->id;
+		out->ids[i] = chosen[i]->id;
+	qsort(out->ids, n, sizeof(*out->ids), id_cmp);
 	out->n = n;
 	set_str(&out->commit, xstrdup(chosen[0]->commit));
 	set_str(&out->branch, xstrdup(chosen[0]->branch));

@@ -32,7 +32,8 @@ struct report_baseline {
 	size_t at_merge_base; /* chosen runs at the merge-base commit */
 	int fallback;         /* a branch, but no run at the merge-base: older ancestors */
 	int unknown;          /* ref names no branch, run or commit in the database */
-	char *commit; /* commit of the newest chosen run (owned, "" when none) */
+	char *commit; /* commit of the first chosen run: at the merge-base when one is, else
+	                 the newest (owned, "" when none) */
 	char *branch; /* its branch (owned) */
 	char *ref;    /* the reference resolved: the --base value or its default (owned) */
 	char *merge_base; /* the merge-base used (owned, "" when unknown) */

@@ -42,6 +42,20 @@ struct report {
 	const char *advisory;
 };
 
+/*
+ * The gate (--fail-on-regression). report_advisory: why the verdict must not fail a build, a
+ * sentence (owned), or NULL when it may: the noise model learned from fewer than
+ * REPORT_MIN_HISTORY base-branch runs, or the baseline is a fallback (no base run at the
+ * merge-base). report_gate: what the verdict calls for. Without fail_on_regression always
+ * PASS; with it, UNKNOWN_BASE when the base names no branch, run or commit (a typo must not
+ * pass every build), FAIL on a regression that is not advisory, else PASS. d may be NULL (no
+ * baseline).
+ */
+enum report_gate { REPORT_GATE_PASS = 0, REPORT_GATE_FAIL, REPORT_GATE_UNKNOWN_BASE };
+char *report_advisory(const struct report_baseline *b, const struct report_diff *d);
+enum report_gate report_gate(const struct report_baseline *b, const struct report_diff *d,
+                             const char *advisory, int fail_on_regression);
+
 /* The first 10 hex digits of a commit, or "" when it is not hex (never trusted as is). */
 void report_short_commit(char out[11], const char *commit);
 

@@ -49,12 +49,17 @@ static void add(struct fixture *fx, int k, const char *branch, const char *commi
 	run_meta_release(&m);
 }
 
-static void fixture_init(struct fixture *fx)
+static void fixture_open(struct fixture *fx)
 {
 	fx->dir = tu_tmpdir();
 	assert_non_null(fx->dir);
 	snprintf(fx->db, sizeof(fx->db), "%s/ciprof.db", fx->dir);
 	assert_int_equal(store_open(&fx->s, fx->db, STORE_CREATE), 0);
+}
+
+static void fixture_init(struct fixture *fx)
+{
+	fixture_open(fx);
 	add(fx, 1, "main", "c1", "c1");
 	add(fx, 2, "main", "c2", "c2");
 	add(fx, 3, "main", "c3", "c3");
@@ -188,12 +193,57 @@ static void test_unknown_ref(void **state)
 	fixture_release(&fx);
 }
 
+static void test_merge_base_first(void **state)
+{
+	(void)state;
+	/* main: c1 (run 1), c2 (run 2), then c1 profiled again (run 3, e.g. a re-run of an old
+	 * job); feature run 4 branched from c2. The merge-base's run comes first even though a
+	 * run of an older commit was stored after it. */
+	struct fixture fx;
+	fixture_open(&fx);
+	add(&fx, 1, "main", "c1", "c1");
+	add(&fx, 2, "main", "c2", "c2");
+	add(&fx, 3, "main", "c1", "c1");
+	add(&fx, 4, "feature", "f", "c2");
+	static const char *const f[] = {"f", "c2", "c1", NULL};
+	struct lineage l = {f};
+	struct run_meta head;
+	head_of(&fx, 4, &head);
+	struct report_baseline b;
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", NULL, 1, contains, &l, &b), 0);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(b.ids[0], fx.id[2]);
+	assert_int_equal(b.at_merge_base, 1);
+	assert_false(b.fallback);
+	assert_string_equal(b.commit, "c2");
+	report_baseline_release(&b);
+	/* Two: the merge-base's, then the newest older one; ids oldest first. */
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", NULL, 2, contains, &l, &b), 0);
+	assert_int_equal(b.n, 2);
+	assert_int_equal(b.ids[0], fx.id[2]);
+	assert_int_equal(b.ids[1], fx.id[3]);
+	assert_string_equal(b.commit, "c2");
+	assert_non_null(strstr(b.rule, "1 at the merge-base c2, 1 of older commits"));
+	report_baseline_release(&b);
+	/* --base-runs 3 takes all three; the history holds them too, newest first. */
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", NULL, 3, contains, &l, &b), 0);
+	assert_int_equal(b.n, 3);
+	assert_int_equal(b.nruns, 3);
+	report_baseline_release(&b);
+	run_meta_release(&head);
+	fixture_release(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_at_merge_base_and_older),
 	        cmocka_unit_test(test_fallback_only_ancestors),
 	        cmocka_unit_test(test_unknown_ref),
+	        cmocka_unit_test(test_merge_base_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,6 +159,86 @@ static void test_item_noise(void **state)
 	assert_true(pooled == 2.5e-5);
 }
 
+/* NF items over m runs, each count mu * exp(sd * N(0,1)) with no Poisson error to speak of
+ * (counts of 10^5 and more); item 0 alternates exactly +-0.03 on the log scale. */
+enum { NZ_NF = 30, NZ_MAXM = 12 };
+static void noise_rows(struct rng *r, size_t m, double *x, double *tot)
+{
+	for (size_t i = 0; i < m; i++)
+		tot[i] = 0;
+	for (size_t f = 0; f < NZ_NF; f++)
+		for (size_t i = 0; i < m; i++) {
+			double y = f == 0 ? (i % 2 ? -0.03 : 0.03) : 0.02 * rng_normal(r);
+			x[f * m + i] = floor(1e5 * (1 + (double)f / 10) * exp(y));
+			tot[i] += x[f * m + i];
+		}
+}
+
+static void test_item_noise_shrinkage(void **state)
+{
+	(void)state;
+	/* An item a little noisier than the crowd (CV 3 % against 2 %) is shrunk toward the
+	 * pooled value by STATS_PRIOR_DOF pseudo-runs: its spread lies between the pool and its
+	 * own, nearer its own the longer the history. */
+	double w_prev = 0;
+	for (size_t m = 4; m <= 8; m += 4) {
+		struct rng r = {11};
+		double x[NZ_NF * NZ_MAXM], tot[NZ_MAXM], pooled;
+		struct stats_noise nz[NZ_NF];
+		noise_rows(&r, m, x, tot);
+		stats_item_noise(x, NZ_NF, m, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+		double d = (double)(m - 1);
+		double want = (STATS_PRIOR_DOF * pooled + d * nz[0].raw) / (STATS_PRIOR_DOF + d);
+		double w = (nz[0].extra - pooled) / (nz[0].raw - pooled);
+		print_message("shrinkage, %zu runs: pooled %.5f, item's own %.5f, used %.5f "
+		              "(weight %.2f on its own)\n",
+		              m, pooled, nz[0].raw, nz[0].extra, w);
+		assert_true(pooled > 1e-4 && pooled < 1e-3);
+		assert_true(nz[0].raw > 1.5 * pooled);
+		assert_true(fabs(nz[0].extra - want) < 1e-12);
+		assert_true(nz[0].extra > pooled && nz[0].extra < nz[0].raw);
+		assert_true(fabs(w - d / (STATS_PRIOR_DOF + d)) < 1e-9);
+		assert_true(w > w_prev);
+		assert_true(nz[0].dof == STATS_PRIOR_DOF + d);
+		w_prev = w;
+	}
+}
+
+static void test_item_noise_one_wild_run(void **state)
+{
+	(void)state;
+	/* One run in which one big item (a quarter of the samples) swung 5x, and one in which
+	 * the whole suite ran 2x slower (a noisy neighbour): the other items' spreads stay what
+	 * they were, and the swinging item keeps its own. */
+	enum { M = 8 };
+	struct rng r = {5};
+	double x[NZ_NF * M], tot[M], calm[NZ_NF * M], ctot[M], pooled, cpooled;
+	noise_rows(&r, M, calm, ctot);
+	/* item 29 is the biggest: make it a quarter of each run */
+	for (size_t i = 0; i < M; i++) {
+		ctot[i] += 9 * calm[29 * M + i];
+		calm[29 * M + i] *= 10;
+	}
+	memcpy(x, calm, sizeof(x));
+	memcpy(tot, ctot, sizeof(tot));
+	tot[3] += 4 * x[29 * M + 3];
+	x[29 * M + 3] *= 5;
+	for (size_t f = 0; f < NZ_NF; f++) {
+		tot[6] += x[f * M + 6];
+		x[f * M + 6] *= 2;
+	}
+	struct stats_noise nz[NZ_NF], cz[NZ_NF];
+	stats_item_noise(calm, NZ_NF, M, ctot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, cz, &cpooled);
+	stats_item_noise(x, NZ_NF, M, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+	print_message("one wild run: pooled %.5f (calm %.5f), swinging item %.3f, steady item "
+	              "%.5f (calm %.5f)\n",
+	              pooled, cpooled, nz[29].extra, nz[10].extra, cz[10].extra);
+	assert_true(fabs(pooled / cpooled - 1) < 0.25);
+	for (size_t f = 1; f < 29; f++)
+		assert_true(fabs(nz[f].extra / cz[f].extra - 1) < 0.25);
+	assert_true(nz[29].extra > 0.1);
+}
+
 static void test_log_ratio_test(void **state)
 {
 	(void)state;
@@ -724,6 +804,8 @@ int main(void)
 	        cmocka_unit_test(test_bh),
 	        cmocka_unit_test(test_t_sf2),
 	        cmocka_unit_test(test_item_noise),
+	        cmocka_unit_test(test_item_noise_shrinkage),
+	        cmocka_unit_test(test_item_noise_one_wild_run),
 	        cmocka_unit_test(test_log_ratio_test),
 	        cmocka_unit_test(test_aa_flags_nothing),
 	        cmocka_unit_test(test_planted_30_percent),
