@@ -87,6 +87,51 @@ json_t *forge_json(struct forge_session *s, const char *url, const struct forge_
 	return j;
 }
 
+int forge_get_json(struct forge_session *s, const char *url, int denied_ok,
+                   struct forge_response *r, json_t **out)
+{
+	*out = NULL;
+	if (forge_http_request(s->http, "GET", url, NULL, 1, r) < 0)
+		return -1;
+	if (denied_ok && (r->status == 403 || r->status == 404))
+		return 1;
+	if (r->status != 200)
+		return forge_failed(s, "GET", url, r);
+	*out = forge_json(s, url, r);
+	return *out ? 0 : -1;
+}
+
+/* CIPROF_PR_HEAD_SHA: the PR's head must be that commit (a workflow_run companion checks that
+ * the report it downloaded is for the PR it is about to comment on). */
+static int check_head(struct forge_session *s, const struct forge_provider_ops *ops)
+{
+	const struct forge_target *t = s->t;
+	char *url = ops->pr_url(s);
+	struct forge_response r;
+	forge_response_init(&r);
+	json_t *j;
+	int ret = forge_get_json(s, url, 0, &r, &j);
+	if (ret < 0)
+		goto out;
+	ret = -1;
+	json_t *sha = ops->head_sha(j);
+	if (!json_is_string(sha))
+		forge_error(t->token, "GET %s: the answer has no head commit", url);
+	else if (strncmp(json_string_value(sha), t->head_sha, strlen(t->head_sha)))
+		forge_error(t->token,
+		            "%s %s%lld's head is %.40s, not %s (CIPROF_PR_HEAD_SHA): the report "
+		            "is for another commit, so it is not posted",
+		            ops->short_noun, ops->ref_prefix, (long long)t->number,
+		            json_string_value(sha), t->head_sha);
+	else
+		ret = 0;
+	json_decref(j);
+out:
+	forge_response_release(&r);
+	free(url);
+	return ret;
+}
+
 static const struct forge_provider_ops *ops_for(enum forge_provider p)
 {
 	return p == FORGE_GITLAB ? &forge_gitlab_ops : &forge_github_ops;
@@ -195,7 +240,7 @@ int forge_comment_upsert(const struct forge_target *t, const char *body, size_t 
 	};
 	if (forge_http_new(&s.http, t->token, headers, NULL) < 0)
 		goto out;
-	if (*t->head_sha && ops->check_head(&s) < 0)
+	if (*t->head_sha && check_head(&s, ops) < 0)
 		goto out;
 	if (ops->whoami(&s) < 0)
 		goto out;

@@ -70,7 +70,7 @@ void forge_target_init(struct forge_target *t)
 	t->author = xstrdup("");
 	t->head_sha = xstrdup("");
 	t->pr_head = xstrdup("");
-	t->marker = xstrdup(FORGE_MARKER);
+	t->marker = xstrdup(COMMENT_MARKER);
 }
 
 void forge_target_release(struct forge_target *t)

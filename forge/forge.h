@@ -6,16 +6,11 @@
 #ifndef CP_FORGE_H
 #define CP_FORGE_H
 
+#include "common/comment.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-
-/* The first line of every ciprof comment; equal to report/report.h's REPORT_MARKER. */
-#define FORGE_MARKER "<!-- ciprof-report -->"
-
-/* GitHub's limit on a comment body, in characters; GitLab's is 1,000,000. */
-#define FORGE_GITHUB_BODY_LIMIT 65536
-#define FORGE_GITLAB_BODY_LIMIT 1000000
 
 /* The login GitHub gives comments made with the Actions GITHUB_TOKEN. */
 #define FORGE_ACTIONS_LOGIN "github-actions[bot]"
@@ -44,7 +39,7 @@ struct forge_target {
 	                   pull_request.head.sha, GitLab's CI_MERGE_REQUEST_SOURCE_BRANCH_SHA):
 	                   hex, "" when unknown */
 	int actions;    /* GitHub Actions (GITHUB_ACTIONS=true) */
-	char *marker;   /* the hidden line that makes a comment ciprof's: FORGE_MARKER, or
+	char *marker;   /* the hidden line that makes a comment ciprof's: COMMENT_MARKER, or
 	                   report_marker(--id) so that each suite keeps its own comment */
 };
 

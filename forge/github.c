@@ -29,10 +29,11 @@ static int github_whoami(struct forge_session *s)
 	char *url = xasprintf("%s/user", t->api_url);
 	struct forge_response r;
 	forge_response_init(&r);
-	int ret = -1;
-	if (forge_http_request(s->http, "GET", url, NULL, 1, &r) < 0)
+	json_t *j;
+	int ret = forge_get_json(s, url, 1, &r, &j);
+	if (ret < 0)
 		goto out;
-	if (r.status == 403 || r.status == 404) {
+	if (ret == 1) {
 		s->login = xstrdup(FORGE_ACTIONS_LOGIN);
 		log_verbose("github: GET /user refused (HTTP %ld), so %s is an installation token "
 		            "(like Actions' GITHUB_TOKEN): ciprof's comments are those by %s",
@@ -40,11 +41,7 @@ static int github_whoami(struct forge_session *s)
 		ret = 0;
 		goto out;
 	}
-	if (r.status != 200) {
-		forge_failed(s, "GET", url, &r);
-		goto out;
-	}
-	json_t *j = forge_json(s, url, &r);
+	ret = -1;
 	json_t *login = json_object_get(j, "login");
 	if (!json_is_string(login)) {
 		forge_error(t->token, "GET %s: the answer has no login", url);
@@ -60,38 +57,15 @@ out:
 	return ret;
 }
 
-/* CIPROF_PR_HEAD_SHA: the PR's head must be that commit (a workflow_run companion checks that
- * the report it downloaded is for the PR it is about to comment on). */
-static int github_check_head(struct forge_session *s)
+static char *github_pr_url(struct forge_session *s)
 {
-	const struct forge_target *t = s->t;
-	char *url =
-	        xasprintf("%s/repos/%s/pulls/%lld", t->api_url, t->project, (long long)t->number);
-	struct forge_response r;
-	forge_response_init(&r);
-	int ret = -1;
-	if (forge_http_request(s->http, "GET", url, NULL, 1, &r) < 0)
-		goto out;
-	if (r.status != 200) {
-		forge_failed(s, "GET", url, &r);
-		goto out;
-	}
-	json_t *j = forge_json(s, url, &r);
-	json_t *sha = json_object_get(json_object_get(j, "head"), "sha");
-	if (!json_is_string(sha))
-		forge_error(t->token, "GET %s: the answer has no head.sha", url);
-	else if (strncmp(json_string_value(sha), t->head_sha, strlen(t->head_sha)))
-		forge_error(t->token,
-		            "PR #%lld's head is %.40s, not %s (CIPROF_PR_HEAD_SHA): the report is "
-		            "for another commit, so it is not posted",
-		            (long long)t->number, json_string_value(sha), t->head_sha);
-	else
-		ret = 0;
-	json_decref(j);
-out:
-	forge_response_release(&r);
-	free(url);
-	return ret;
+	return xasprintf("%s/repos/%s/pulls/%lld", s->t->api_url, s->t->project,
+	                 (long long)s->t->number);
+}
+
+static json_t *github_head_sha(json_t *pr)
+{
+	return json_object_get(json_object_get(pr, "head"), "sha");
 }
 
 static int github_find(struct forge_session *s, struct forge_found *f)
@@ -111,14 +85,8 @@ static int github_find(struct forge_session *s, struct forge_found *f)
 			            (long long)t->number, GITHUB_MAX_PAGES);
 			goto out;
 		}
-		if (forge_http_request(s->http, "GET", url, NULL, 1, &r) < 0)
-			goto out;
-		if (r.status != 200) {
-			forge_failed(s, "GET", url, &r);
-			goto out;
-		}
-		json_t *list = forge_json(s, url, &r);
-		if (!list)
+		json_t *list;
+		if (forge_get_json(s, url, 0, &r, &list) < 0)
 			goto out;
 		if (!json_is_array(list)) {
 			json_decref(list);
@@ -199,9 +167,11 @@ const struct forge_provider_ops forge_github_ops = {
         .noun = "pull request",
         .short_noun = "PR",
         .update_method = "PATCH",
-        .body_limit = FORGE_GITHUB_BODY_LIMIT,
+        .ref_prefix = "#",
+        .body_limit = COMMENT_GITHUB_LIMIT,
         .whoami = github_whoami,
-        .check_head = github_check_head,
+        .pr_url = github_pr_url,
+        .head_sha = github_head_sha,
         .find = github_find,
         .create_url = github_create_url,
         .update_url = github_update_url,

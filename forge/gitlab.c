@@ -24,14 +24,11 @@ static int gitlab_whoami(struct forge_session *s)
 	char *url = xasprintf("%s/user", t->api_url);
 	struct forge_response r;
 	forge_response_init(&r);
-	int ret = -1;
-	if (forge_http_request(s->http, "GET", url, NULL, 1, &r) < 0)
+	json_t *j;
+	int ret = forge_get_json(s, url, 0, &r, &j);
+	if (ret < 0)
 		goto out;
-	if (r.status != 200) {
-		forge_failed(s, "GET", url, &r);
-		goto out;
-	}
-	json_t *j = forge_json(s, url, &r);
+	ret = -1;
 	json_t *id = json_object_get(j, "id");
 	json_t *name = json_object_get(j, "username");
 	if (!json_is_integer(id) || !json_is_string(name)) {
@@ -59,35 +56,9 @@ static char *mr_url(struct forge_session *s)
 	return url;
 }
 
-static int gitlab_check_head(struct forge_session *s)
+static json_t *gitlab_head_sha(json_t *mr)
 {
-	const struct forge_target *t = s->t;
-	char *url = mr_url(s);
-	struct forge_response r;
-	forge_response_init(&r);
-	int ret = -1;
-	if (forge_http_request(s->http, "GET", url, NULL, 1, &r) < 0)
-		goto out;
-	if (r.status != 200) {
-		forge_failed(s, "GET", url, &r);
-		goto out;
-	}
-	json_t *j = forge_json(s, url, &r);
-	json_t *sha = json_object_get(j, "sha");
-	if (!json_is_string(sha))
-		forge_error(t->token, "GET %s: the answer has no sha", url);
-	else if (strncmp(json_string_value(sha), t->head_sha, strlen(t->head_sha)))
-		forge_error(t->token,
-		            "MR !%lld's head is %.40s, not %s (CIPROF_PR_HEAD_SHA): the report is "
-		            "for another commit, so it is not posted",
-		            (long long)t->number, json_string_value(sha), t->head_sha);
-	else
-		ret = 0;
-	json_decref(j);
-out:
-	forge_response_release(&r);
-	free(url);
-	return ret;
+	return json_object_get(mr, "sha");
 }
 
 static int is_ours(struct forge_session *s, json_t *author)
@@ -119,14 +90,8 @@ static int gitlab_find(struct forge_session *s, struct forge_found *f)
 		free(url);
 		url = xasprintf("%s/notes?sort=asc&order_by=created_at&per_page=100&page=%ld", base,
 		                page);
-		if (forge_http_request(s->http, "GET", url, NULL, 1, &r) < 0)
-			goto out;
-		if (r.status != 200) {
-			forge_failed(s, "GET", url, &r);
-			goto out;
-		}
-		json_t *list = forge_json(s, url, &r);
-		if (!list)
+		json_t *list;
+		if (forge_get_json(s, url, 0, &r, &list) < 0)
 			goto out;
 		if (!json_is_array(list)) {
 			json_decref(list);
@@ -202,9 +167,11 @@ const struct forge_provider_ops forge_gitlab_ops = {
         .noun = "merge request",
         .short_noun = "MR",
         .update_method = "PUT",
-        .body_limit = FORGE_GITLAB_BODY_LIMIT,
+        .ref_prefix = "!",
+        .body_limit = COMMENT_GITLAB_LIMIT,
         .whoami = gitlab_whoami,
-        .check_head = gitlab_check_head,
+        .pr_url = mr_url,
+        .head_sha = gitlab_head_sha,
         .find = gitlab_find,
         .create_url = gitlab_create_url,
         .update_url = gitlab_update_url,

@@ -28,9 +28,12 @@ struct forge_provider_ops {
 	const char *noun;          /* "pull request" */
 	const char *short_noun;    /* "PR" */
 	const char *update_method; /* "PATCH" / "PUT" */
+	const char *ref_prefix;    /* how the forge writes a number: "#" (PR #12) / "!" (MR !12) */
 	size_t body_limit;
 	int (*whoami)(struct forge_session *s);
-	int (*check_head)(struct forge_session *s);
+	/* The PR's / MR's API URL (owned), and its head commit in that URL's JSON (borrowed). */
+	char *(*pr_url)(struct forge_session *s);
+	json_t *(*head_sha)(json_t *pr);
 	int (*find)(struct forge_session *s, struct forge_found *f);
 	char *(*create_url)(struct forge_session *s);
 	char *(*update_url)(struct forge_session *s, int64_t id);
@@ -50,6 +53,17 @@ int forge_failed(struct forge_session *s, const char *method, const char *url,
 
 /* Parses r's body as JSON (owned, json_decref), or sets cp_error and returns NULL. */
 json_t *forge_json(struct forge_session *s, const char *url, const struct forge_response *r);
+
+/*
+ * The one way forge/ reads its APIs: GET url (retried as forge_http_request does) into *r,
+ * which keeps the headers for paging, and parse the answer. HTTP 200: *out = its JSON (owned,
+ * json_decref), returns 0. With denied_ok, a 403 or 404 returns 1 with *out NULL and nothing
+ * recorded (for callers to whom a refusal is an answer). Else -1 with cp_error set and *out
+ * NULL: no answer, another status (forge_failed: "GET URL: HTTP N: <the API's message>"), or
+ * a body that is not JSON.
+ */
+int forge_get_json(struct forge_session *s, const char *url, int denied_ok,
+                   struct forge_response *r, json_t **out);
 
 /* Percent-encodes s for a URL path segment (owned). */
 char *forge_url_escape(const char *s);

@@ -46,7 +46,7 @@ static const char *const allowed_tags[] = {
         "</td>",
         "<th align=\"right\">",
         "<td align=\"right\">",
-        REPORT_MARKER,
+        COMMENT_MARKER,
         NULL,
 };
 

@@ -173,7 +173,7 @@ int report_render(const struct report *r, enum report_format f, struct strbuf *o
 {
 	switch (f) {
 	case REPORT_FORMAT_MD:
-		return report_markdown(r, out, REPORT_MD_LIMIT);
+		return report_markdown(r, out, COMMENT_GITHUB_LIMIT);
 	case REPORT_FORMAT_HTML:
 		return report_html(r, out);
 	case REPORT_FORMAT_SVG:

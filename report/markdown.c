@@ -83,7 +83,7 @@ double report_raw_change(const struct report_cmp *c)
 char *report_marker(const char *id)
 {
 	if (!id || !*id)
-		return xstrdup(REPORT_MARKER);
+		return xstrdup(COMMENT_MARKER);
 	return xasprintf("<!-- ciprof-report id=%s -->", id);
 }
 

@@ -7,6 +7,7 @@
 #define CP_REPORT_H
 
 #include "common/runmeta.h"
+#include "common/comment.h"
 #include "common/strbuf.h"
 #include "report/baseline.h"
 #include "report/diff.h"
@@ -14,10 +15,6 @@
 
 #include <stddef.h>
 
-/* GitHub's limit on a comment's body, in characters; the Markdown is kept within it. */
-#define REPORT_MD_LIMIT 65536
-/* The first line of every Markdown report: the comment bot finds its comment by it. */
-#define REPORT_MARKER "<!-- ciprof-report -->"
 
 /* The base branch's recent history for the trend charts: the suite's CPU seconds
  * (quantity 0) and each flagged function's (quantities 1..), one point per base run. */
@@ -59,7 +56,7 @@ enum report_gate report_gate(const struct report_baseline *b, const struct repor
 /* The first 10 hex digits of a commit, or "" when it is not hex (never trusted as is). */
 void report_short_commit(char out[11], const char *commit);
 
-/* The sticky comment's hidden first line: REPORT_MARKER, or with an id
+/* The sticky comment's hidden first line: COMMENT_MARKER, or with an id
  * "<!-- ciprof-report id=NAME -->" (owned string). Several ids keep several comments. */
 char *report_marker(const char *id);
 /* Whether NAME may be an --id: 1 to 64 of A-Z a-z 0-9 . _ + : / @ -, never "--". */

@@ -126,20 +126,20 @@ static size_t utf8_chars(const char *s)
 static void test_prepare_body(void **state)
 {
 	(void)state;
-	char *b = forge_prepare_body("hello", 5, 1000, FORGE_MARKER);
-	assert_string_equal(b, FORGE_MARKER "\nhello");
+	char *b = forge_prepare_body("hello", 5, 1000, COMMENT_MARKER);
+	assert_string_equal(b, COMMENT_MARKER "\nhello");
 	free(b);
 	/* a body that carries the marker is left as it is */
-	const char *m = "x\n" FORGE_MARKER "\nbody";
-	b = forge_prepare_body(m, strlen(m), 1000, FORGE_MARKER);
+	const char *m = "x\n" COMMENT_MARKER "\nbody";
+	b = forge_prepare_body(m, strlen(m), 1000, COMMENT_MARKER);
 	assert_string_equal(b, m);
 	free(b);
 	/* invalid UTF-8 and NULs become U+FFFD; valid multi-byte text stays */
 	const char bad[] = "a\xff"
 	                   "b\0c\xc3\xa9\xe2\x82"
 	                   "d\xed\xa0\x80";
-	b = forge_prepare_body(bad, sizeof(bad) - 1, 1000, FORGE_MARKER);
-	assert_string_equal(b, FORGE_MARKER "\na\xef\xbf\xbd"
+	b = forge_prepare_body(bad, sizeof(bad) - 1, 1000, COMMENT_MARKER);
+	assert_string_equal(b, COMMENT_MARKER "\na\xef\xbf\xbd"
 	                                    "b\xef\xbf\xbd"
 	                                    "c\xc3\xa9\xef\xbf\xbd"
 	                                    "\xef\xbf\xbd"
@@ -149,15 +149,15 @@ static void test_prepare_body(void **state)
 	char big[3000];
 	for (size_t i = 0; i + 1 < sizeof(big); i += 2)
 		memcpy(big + i, "\xc3\xa9", 2); /* é: 2 bytes, 1 character */
-	b = forge_prepare_body(big, sizeof(big) - 1, 1000, FORGE_MARKER);
+	b = forge_prepare_body(big, sizeof(big) - 1, 1000, COMMENT_MARKER);
 	assert_int_equal(utf8_chars(b), 1000);
 	assert_non_null(strstr(b, "at most 1000 characters"));
-	assert_true(!strncmp(b, FORGE_MARKER "\n", strlen(FORGE_MARKER) + 1));
+	assert_true(!strncmp(b, COMMENT_MARKER "\n", strlen(COMMENT_MARKER) + 1));
 	free(b);
 	/* exactly at the limit: untouched */
 	char fit[200];
 	memset(fit, 'x', sizeof(fit));
-	b = forge_prepare_body(fit, 100 - strlen(FORGE_MARKER) - 1, 100, FORGE_MARKER);
+	b = forge_prepare_body(fit, 100 - strlen(COMMENT_MARKER) - 1, 100, COMMENT_MARKER);
 	assert_int_equal(strlen(b), 100);
 	assert_null(strstr(b, "cut by ciprof"));
 	free(b);

@@ -195,12 +195,12 @@ static void test_markdown_golden(void **state)
 	fixture_init(&fx, head_c, N(head_c), "feature/faster-parse");
 	assert_int_equal(fx.diff->verdict, REPORT_REGRESSED);
 	struct strbuf md = STRBUF_INIT;
-	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
-	assert_true(!strncmp(md.buf, REPORT_MARKER "\n", strlen(REPORT_MARKER) + 1));
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
+	assert_true(!strncmp(md.buf, COMMENT_MARKER "\n", strlen(COMMENT_MARKER) + 1));
 	check_golden("basic.md", &md);
 	/* The same input renders byte for byte the same. */
 	struct strbuf again = STRBUF_INIT;
-	report_markdown(&fx.rep, &again, REPORT_MD_LIMIT);
+	report_markdown(&fx.rep, &again, COMMENT_GITHUB_LIMIT);
 	assert_string_equal(md.buf, again.buf);
 	strbuf_release(&again);
 	strbuf_release(&md);
@@ -221,7 +221,7 @@ static void test_markdown_no_baseline(void **state)
 	                "branch with 'ciprof run' first, or name a baseline with --base");
 	struct report r = {.head = &m, .base = &b};
 	struct strbuf out = STRBUF_INIT;
-	assert_int_equal(report_markdown(&r, &out, REPORT_MD_LIMIT), 0);
+	assert_int_equal(report_markdown(&r, &out, COMMENT_GITHUB_LIMIT), 0);
 	check_golden("no-baseline.md", &out);
 	/* Every format says so. */
 	strbuf_reset(&out);
@@ -327,7 +327,7 @@ static void test_pseudo_frames_not_judged(void **state)
 		                    "not a function: a frame ciprof makes");
 	}
 	assert_true(listed);
-	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
 	assert_non_null(strstr(md.buf, "**ciprof: ✓ no significant change**"));
 	const char *line = strstr(md.buf, "  [unsampled]");
 	assert_non_null(line);
@@ -369,7 +369,7 @@ static void test_numbers_agree(void **state)
 	double headline = d->head_cpu / d->base_cpu - 1;
 	assert_true(fabs(report_node_raw_change(d, 0) - headline) < 1e-12);
 	struct strbuf md = STRBUF_INIT;
-	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
 	/* As printed: "the whole suite went A → B (+x %)" and the flame graph's first line. */
 	const char *went = strstr(md.buf, "the whole suite went ");
 	assert_non_null(went);
@@ -600,7 +600,7 @@ static void test_hostile_markdown(void **state)
 	run_meta_set(&fx.meta.job_url, "javascript:alert(1)");
 	fx.rep.artifact_url = "https://example.com/a)<script>";
 	struct strbuf md = STRBUF_INIT;
-	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
 	assert_true(valid_utf8(md.buf));
 	/* Names are literal text inside fenced code blocks (the findings' subtrees, the flame
 	 * graph), which is safe as long as nothing inside can close a fence early; outside
@@ -611,8 +611,8 @@ static void test_hostile_markdown(void **state)
 	assert_no_markup("markdown outside code blocks", outside);
 	/* The marker is the first line, and (outside the code blocks, where a name may spell
 	 * it as plain text) the only one. */
-	assert_true(!strncmp(md.buf, REPORT_MARKER "\n", strlen(REPORT_MARKER) + 1));
-	assert_null(strstr(outside + 1, REPORT_MARKER));
+	assert_true(!strncmp(md.buf, COMMENT_MARKER "\n", strlen(COMMENT_MARKER) + 1));
+	assert_null(strstr(outside + 1, COMMENT_MARKER));
 	assert_null(strstr(outside, "[CI job]"));
 	assert_null(strstr(outside, "example.com"));
 	/* Every table row has exactly its 5 columns (6 pipes): no name split a row. */
@@ -756,7 +756,7 @@ static void test_advisory(void **state)
 	fixture_init(&fx, head_c, N(head_c), "feature/x");
 	fx.rep.advisory = "the base branch has 2 runs <b>";
 	struct strbuf md = STRBUF_INIT, js = STRBUF_INIT;
-	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
 	assert_non_null(strstr(md.buf, "> **Advisory:** this verdict does not fail the build: "
 	                               "the base branch has 2 runs &#60;b&#62;."));
 	assert_int_equal(report_json(&fx.rep, &js), 0);
@@ -986,9 +986,9 @@ static void test_markdown_limit(void **state)
 	report_diff_new(&fx.diff, fx.merged, 2, fx.runs, 2, fx.head, &o);
 	fx.rep = (struct report){.head = &fx.meta, .base = &fx.base, .diff = fx.diff};
 	struct strbuf md = STRBUF_INIT;
-	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
 	print_message("3000 flagged functions: %zu characters of Markdown\n", md.len);
-	assert_true(md.len <= REPORT_MD_LIMIT);
+	assert_true(md.len <= COMMENT_GITHUB_LIMIT);
 	assert_non_null(strstr(md.buf, "more (the JSON report lists all)"));
 	/* Code fences stay balanced. */
 	size_t fences = 0;
@@ -999,7 +999,7 @@ static void test_markdown_limit(void **state)
 	strbuf_reset(&md);
 	assert_int_equal(report_markdown(&fx.rep, &md, 4000), 0);
 	assert_true(md.len <= 4000);
-	assert_true(!strncmp(md.buf, REPORT_MARKER, strlen(REPORT_MARKER)));
+	assert_true(!strncmp(md.buf, COMMENT_MARKER, strlen(COMMENT_MARKER)));
 	assert_non_null(strstr(md.buf, "Shortened to fit a comment"));
 	/* Shrinking keeps the findings: the first one is still there. */
 	assert_non_null(strstr(md.buf, "### ▲ Slower\n\n1. "));
@@ -1064,7 +1064,7 @@ static void test_markdown_findings_first(void **state)
 	                        .artifact_url = "https://github.com/o/r/actions/runs/99#artifacts"};
 	assert_int_equal(fx.diff->verdict, REPORT_REGRESSED);
 	struct strbuf md = STRBUF_INIT;
-	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
 	/* The planted function is named within the first 25 lines, before any table. */
 	const char *hit = strstr(md.buf, "work&#95;17&#95;2");
 	assert_non_null(hit);
@@ -1134,7 +1134,7 @@ static void test_markdown_trend(void **state)
 	tr.hist.points = pts;
 	fx.rep.trend = &tr;
 	struct strbuf md = STRBUF_INIT;
-	assert_int_equal(report_markdown(&fx.rep, &md, REPORT_MD_LIMIT), 0);
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
 	size_t charts = 0;
 	for (const char *p = md.buf; (p = strstr(p, "```mermaid\n")); p++) {
 		charts++;
@@ -1178,7 +1178,7 @@ static void test_marker_id(void **state)
 {
 	(void)state;
 	char *m = report_marker(NULL);
-	assert_string_equal(m, REPORT_MARKER);
+	assert_string_equal(m, COMMENT_MARKER);
 	free(m);
 	m = report_marker("linux-gcc");
 	assert_string_equal(m, "<!-- ciprof-report id=linux-gcc -->");
