@@ -72,7 +72,7 @@ static const struct cli_option ab_options[] = {
          "cycles or cpu-clock"},
         {"hz", OPT_HZ, "N", CLI_CONFIG_HELP("run.hz")},
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
-        {"unwind", OPT_UNWIND, "U", "fp (default) or dwarf"},
+        {"unwind", OPT_UNWIND, "U", "fp (default), fp-only or dwarf (see ciprof run --help)"},
         {"pty", OPT_PTY, NULL, "run the commands on a pseudo-terminal (test markers)"},
         {"no-pty", OPT_NO_PTY, NULL, "never put the commands on a pseudo-terminal"},
         {"db", OPT_DB, "FILE",

@@ -215,8 +215,10 @@ int cli_parse_unwind(const char *cmd, const char *arg, enum runner_unwind *out)
 		*out = RUNNER_UNWIND_FP;
 	else if (!strcmp(arg, "dwarf"))
 		*out = RUNNER_UNWIND_DWARF;
+	else if (!strcmp(arg, "fp-only"))
+		*out = RUNNER_UNWIND_FP_ONLY;
 	else {
-		cli_usage_error(cmd, "--unwind takes fp or dwarf, not '%s'", arg);
+		cli_usage_error(cmd, "--unwind takes fp, fp-only or dwarf, not '%s'", arg);
 		return -1;
 	}
 	return 0;

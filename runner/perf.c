@@ -307,6 +307,12 @@ static void init_attr(struct perf_event_attr *attr, const struct runner_opts *op
 		attr->sample_type = PERF_REC_SAMPLE_TYPE_DWARF;
 		attr->sample_regs_user = UNWIND_PERF_REGS_MASK;
 		attr->sample_stack_user = (uint32_t)opts->stack_size;
+	} else if (opts->unwind == RUNNER_UNWIND_FP) {
+		/* The same with a small copy: enough for the leaf's return address, which a
+		 * frameless leaf's frame-pointer chain lacks (unwinder_fix_leaf). */
+		attr->sample_type = PERF_REC_SAMPLE_TYPE_DWARF;
+		attr->sample_regs_user = UNWIND_PERF_REGS_MASK;
+		attr->sample_stack_user = RUNNER_LEAF_STACK_SIZE;
 	}
 	attr->disabled = 1;
 	attr->inherit = 1;
@@ -348,9 +354,11 @@ static void close_rings(struct session *s)
  */
 static size_t default_ring_pages(const struct runner_opts *opts, size_t page, int ncpus)
 {
-	if (opts->unwind != RUNNER_UNWIND_DWARF)
+	if (opts->unwind == RUNNER_UNWIND_FP_ONLY)
 		return DEFAULT_RING_PAGES;
-	double bytes = DWARF_RING_SECONDS * opts->hz * (double)(opts->stack_size + 256);
+	size_t copy =
+	        opts->unwind == RUNNER_UNWIND_DWARF ? opts->stack_size : RUNNER_LEAF_STACK_SIZE;
+	double bytes = DWARF_RING_SECONDS * opts->hz * (double)(copy + 256);
 	size_t cap = DWARF_RING_TOTAL / (size_t)(ncpus > 0 ? ncpus : 1) / page;
 	size_t pages = DEFAULT_RING_PAGES;
 	while (pages < DWARF_RING_PAGES_MAX && pages * 2 <= cap && (double)(pages * page) < bytes)
@@ -495,12 +503,40 @@ static size_t dwarf_stack(struct session *s, struct proc *p, const struct perf_s
 	return n;
 }
 
+/*
+ * --unwind fp: the kernel's chain fp[0..nfp) with the caller of a frameless leaf (or of a
+ * prologue or epilogue) put back from the leaf's CFI and the sample's small stack copy.
+ */
+static size_t fp_stack(struct session *s, struct proc *p, const struct perf_sample *smp,
+                       const uint64_t *fp, size_t nfp, uint64_t *ips)
+{
+	struct unwind_regs regs;
+	if (smp->abi != PERF_SAMPLE_REGS_ABI_64 || !smp->stack_dyn || !nfp) {
+		memcpy(ips, fp, nfp * sizeof(*ips));
+		return nfp;
+	}
+	unwind_regs_from_perf(&regs, UNWIND_PERF_REGS_MASK, smp->regs, smp->nregs);
+	/* A process whose mappings predate sampling: resolving its pc reads /proc once. */
+	uint32_t dso;
+	uint64_t off;
+	proctree_resolve(&s->tree, p, regs.r[UNWIND_RIP], &dso, &off);
+	const struct map *m = addr_space_find(&p->as, regs.r[UNWIND_RIP]);
+	const struct dso *d = m ? &s->tree.dsos[m->dso] : NULL;
+	struct unwind_map leaf = {0, 0, 0, NULL};
+	if (d && (d->kind == DSO_FILE || d->kind == DSO_VDSO))
+		leaf = (struct unwind_map){m->start, m->end, m->pgoff, d->path};
+	return unwinder_fix_leaf(s->unw, leaf.path ? &leaf : NULL, &regs, smp->stack,
+	                         regs.r[UNWIND_RSP], (size_t)smp->stack_dyn, fp, nfp, ips,
+	                         MAX_FRAMES, NULL);
+}
+
 static void handle_sample(struct session *s, const void *rec, size_t len)
 {
 	struct perf_sample smp;
 	int dwarf = s->opts->unwind == RUNNER_UNWIND_DWARF;
-	if ((dwarf ? perf_parse_sample_user(rec, len, UNWIND_PERF_REGS_MASK, &smp)
-	           : perf_parse_sample(rec, len, &smp)) < 0) {
+	int leaf = s->opts->unwind == RUNNER_UNWIND_FP;
+	if ((dwarf || leaf ? perf_parse_sample_user(rec, len, UNWIND_PERF_REGS_MASK, &smp)
+	                   : perf_parse_sample(rec, len, &smp)) < 0) {
 		s->bad_records++;
 		return;
 	}
@@ -518,6 +554,10 @@ static void handle_sample(struct session *s, const void *rec, size_t len)
 		uint64_t fp[MAX_FRAMES];
 		memcpy(fp, ips, n * sizeof(*ips));
 		n = dwarf_stack(s, p, &smp, fp, n, ips);
+	} else if (leaf) {
+		uint64_t fp[MAX_FRAMES];
+		memcpy(fp, ips, n * sizeof(*ips));
+		n = fp_stack(s, p, &smp, fp, n, ips);
 	}
 	n = proctree_resolve_chain(&s->tree, p, ips, n, dsos, offsets);
 	uint32_t process = profile_intern(s->prof, p->name);
@@ -692,6 +732,24 @@ static void finish_unwinding(struct session *s)
 	if (!s->unw)
 		return;
 	const struct unwinder_stats *u = unwinder_stats(s->unw);
+	if (s->opts->unwind == RUNNER_UNWIND_FP) {
+		uint64_t all = 0;
+		for (int i = 0; i < LEAF_FIX_NREASONS; i++)
+			all += u->leaf[i];
+		log_verbose("unwind: %llu frame-pointer stacks checked against the leaf's CFI in "
+		            "%.3f s: caller already there %llu, inserted %llu, rebuilt from the "
+		            "saved %%rbp %llu; no CFI at the pc %llu, return address beyond the "
+		            "%d-byte copy %llu",
+		            (unsigned long long)all, u->leaf_seconds,
+		            (unsigned long long)u->leaf[LEAF_FIX_KEPT],
+		            (unsigned long long)u->leaf[LEAF_FIX_INSERTED],
+		            (unsigned long long)u->leaf[LEAF_FIX_REBUILT],
+		            (unsigned long long)u->leaf[LEAF_FIX_NO_CFI], RUNNER_LEAF_STACK_SIZE,
+		            (unsigned long long)u->leaf[LEAF_FIX_OUT_OF_COPY]);
+		unwinder_free(s->unw);
+		s->unw = NULL;
+		return;
+	}
 	log_verbose("unwind: %llu samples unwound with DWARF in %.3f s (%.0f samples/s), %.1f "
 	            "frames each, %llu address spaces (%llu objects, %llu unusable); stopped at "
 	            "the outermost frame %llu, the end of the stack copy %llu, missing CFI %llu "
@@ -719,7 +777,7 @@ static void finish_unwinding(struct session *s)
  * built without frame pointers. */
 static void warn_truncated(const struct session *s)
 {
-	if (s->opts->unwind != RUNNER_UNWIND_FP)
+	if (s->opts->unwind == RUNNER_UNWIND_DWARF)
 		return;
 	struct unwind_truncation t;
 	unwind_truncation(s->prof, &t);
@@ -746,7 +804,7 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts)
 	s.prof = profile_new();
 	proctree_init(&s.tree);
 	aggregator_init(&s.agg, s.prof);
-	if (opts->unwind == RUNNER_UNWIND_DWARF)
+	if (opts->unwind != RUNNER_UNWIND_FP_ONLY)
 		s.unw = unwinder_new();
 	attrib_init(&s.attrib, s.prof);
 	aggregator_attach(&s.agg, &s.attrib);

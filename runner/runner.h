@@ -10,7 +10,10 @@
 #include <stddef.h>
 
 enum runner_backend { RUNNER_BACKEND_AUTO, RUNNER_BACKEND_PERF, RUNNER_BACKEND_PRELOAD };
-enum runner_unwind { RUNNER_UNWIND_FP, RUNNER_UNWIND_DWARF };
+/* fp: the kernel's frame-pointer walk, with the leaf's caller recovered from a small stack
+ * copy and the leaf's CFI; fp-only: the kernel's walk alone; dwarf: the whole stack from a
+ * copy and the objects' CFI. */
+enum runner_unwind { RUNNER_UNWIND_FP, RUNNER_UNWIND_DWARF, RUNNER_UNWIND_FP_ONLY };
 /* What a sample counts. cpu-clock: CPU time (the software event every kernel has; a sample
  * every 1/hz s). instructions, cycles: the hardware PMU's retired instructions or CPU cycles
  * (a sample every 10^9/hz of them), which neighbours and frequency do not move; only where a
@@ -22,6 +25,8 @@ enum runner_event { RUNNER_EVENT_CPU_CLOCK, RUNNER_EVENT_INSTRUCTIONS, RUNNER_EV
 /* --unwind dwarf: bytes of user stack copied per sample (perf's sample_stack_user). */
 #define RUNNER_STACK_SIZE_DEFAULT 8192
 #define RUNNER_STACK_SIZE_MAX     65528
+/* --unwind fp: bytes of user stack copied per sample to find a frameless leaf's caller. */
+#define RUNNER_LEAF_STACK_SIZE 512
 
 struct runner_opts {
 	char **argv; /* borrowed; the command, NULL-terminated */

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@
 
 #define MAX_SPACES_DEFAULT 16
 #define MAX_SEGMENTS       16
+#define CFI_RECHECK_NS     1000000000ULL
 
 /* perf's register numbers (PERF_REG_X86_*) of the DWARF registers, in enum unwind_reg order. */
 static const unsigned char perf_reg_of[UNWIND_NREGS] = {
@@ -69,6 +71,13 @@ struct fileinfo {
 	int64_t mtime_sec, mtime_nsec;
 	struct segment segs[MAX_SEGMENTS];
 	size_t nsegs;
+	/* unwinder_fix_leaf: the file's .eh_frame, opened on first use, dropped when the file
+	 * changes; checked against the file at most once a second (CFI_RECHECK_NS). */
+	int cfi_fd;
+	Elf *cfi_elf;
+	Dwarf_CFI *cfi; /* NULL: none, or not opened yet (cfi_tried says which) */
+	int cfi_tried;
+	uint64_t cfi_checked_ns;
 };
 
 /* ---- address-space sessions ---- */
@@ -214,6 +223,7 @@ static int cb_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 struct unwinder *unwinder_new(void)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
+	elf_version(EV_CURRENT); /* libelf before any elf_begin (libdwfl does it for its own) */
 	u->max_spaces = MAX_SPACES_DEFAULT;
 	hashidx_init(&u->path_idx);
 	u->vdso_fd = -1;
@@ -238,6 +248,8 @@ static void space_free(struct space *sp)
 	free(sp);
 }
 
+static void cfi_drop(struct fileinfo *fi);
+
 void unwinder_free(struct unwinder *u)
 {
 	if (!u)
@@ -248,6 +260,9 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->npaths; i++)
 		free(u->paths[i]);
 	free(u->paths);
+	for (size_t i = 0; i < u->files_alloc; i++)
+		cfi_drop(&u->files[i]);
+	cfi_drop(&u->vdso);
 	free(u->files);
 	hashidx_release(&u->path_idx);
 	if (u->vdso_fd >= 0)
@@ -330,6 +345,20 @@ out:
 	return ret;
 }
 
+static void cfi_drop(struct fileinfo *fi)
+{
+	if (fi->cfi)
+		dwarf_cfi_end(fi->cfi);
+	if (fi->cfi_elf)
+		elf_end(fi->cfi_elf);
+	if (fi->cfi_tried && fi->cfi_fd >= 0)
+		close(fi->cfi_fd);
+	fi->cfi = NULL;
+	fi->cfi_elf = NULL;
+	fi->cfi_fd = -1;
+	fi->cfi_tried = 0;
+}
+
 /* The facts of file path id, re-read when the file changed since they were read. */
 static const struct fileinfo *file_info(struct unwinder *u, uint32_t id)
 {
@@ -348,6 +377,7 @@ static const struct fileinfo *file_info(struct unwinder *u, uint32_t id)
 	if (fi->seen && st.st_dev == fi->dev && st.st_ino == fi->ino &&
 	    st.st_mtim.tv_sec == fi->mtime_sec && st.st_mtim.tv_nsec == fi->mtime_nsec)
 		return fi;
+	cfi_drop(fi);
 	fi->seen = 1;
 	fi->dev = st.st_dev;
 	fi->ino = st.st_ino;
@@ -605,6 +635,213 @@ size_t unwind_merge_fp(const uint64_t *dwarf, size_t ndwarf, const uint64_t *fp,
 	n = len < max ? len : max;
 	if (n) /* src may be NULL when both stacks are empty */
 		memcpy(out, src, n * sizeof(*out));
+	return n;
+}
+
+/* ---- frame-pointer stacks: the leaf's caller from its CFI ---- */
+
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Opens fi's .eh_frame (else .debug_frame) on fd (owned from here on). */
+static void cfi_open(struct fileinfo *fi, int fd)
+{
+	fi->cfi_tried = 1;
+	fi->cfi_fd = fd;
+	if (fd < 0)
+		return;
+	fi->cfi_elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (fi->cfi_elf)
+		fi->cfi = dwarf_getcfi_elf(fi->cfi_elf);
+}
+
+/* The CFI and facts of the object at path (a file or "[vdso]"), or NULL. */
+static struct fileinfo *leaf_file(struct unwinder *u, const char *path)
+{
+	if (!reportable(path))
+		return NULL;
+	if (!strcmp(path, "[vdso]")) {
+		int vfd = vdso_fd(u);
+		if (vfd < 0)
+			return NULL;
+		if (!u->vdso.cfi_tried)
+			cfi_open(&u->vdso, dup(vfd));
+		return &u->vdso;
+	}
+	uint32_t id = path_id(u, path, hash_bytes(path, strlen(path), 0));
+	uint64_t t = coarse_ns();
+	struct fileinfo *fi = id < u->files_alloc ? &u->files[id] : NULL;
+	if (!fi || !fi->seen || t - fi->cfi_checked_ns > CFI_RECHECK_NS) {
+		/* file_info stats the file and drops the CFI when the file changed. */
+		fi = (struct fileinfo *)file_info(u, id);
+		fi->cfi_checked_ns = t;
+	}
+	if (!fi->ok)
+		return NULL;
+	if (!fi->cfi_tried)
+		cfi_open(fi, open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+	return fi;
+}
+
+static int copy_read(const unsigned char *stack, uint64_t stack_addr, size_t stack_len,
+                     uint64_t addr, uint64_t *v)
+{
+	if (!stack || addr < stack_addr || stack_len < 8 || addr - stack_addr > stack_len - 8)
+		return -1;
+	memcpy(v, stack + (addr - stack_addr), 8);
+	return 0;
+}
+
+/* A register's rule as libdw spells the common ones: CFA + N, as a location (saved there) or
+ * with DW_OP_stack_value as the value itself. */
+static int cfa_rule(const Dwarf_Op *ops, size_t nops, uint64_t cfa, uint64_t *where,
+                    int *is_value)
+{
+	size_t i = 0;
+	if (nops < 1 || ops[i].atom != DW_OP_call_frame_cfa)
+		return -1;
+	*where = cfa;
+	i++;
+	if (i < nops && ops[i].atom == DW_OP_plus_uconst)
+		*where += ops[i++].number;
+	*is_value = 0;
+	if (i < nops && ops[i].atom == DW_OP_stack_value) {
+		*is_value = 1;
+		i++;
+	}
+	return i == nops ? 0 : -1;
+}
+
+/* The caller's value of DWARF register reg (leaf's CFI frame): 1 known, 0 unknown. */
+static int caller_reg(Dwarf_Frame *frame, int reg, uint64_t cfa, const struct unwind_regs *regs,
+                      const unsigned char *stack, uint64_t stack_addr, size_t stack_len,
+                      uint64_t *out)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	if (dwarf_frame_register(frame, reg, mem, &ops, &nops) != 0)
+		return 0;
+	if (nops == 0) { /* same value (ops NULL), or undefined */
+		if (ops || !(regs->valid & (1u << reg)))
+			return 0;
+		*out = regs->r[reg];
+		return 1;
+	}
+	uint64_t where;
+	int is_value;
+	if (cfa_rule(ops, nops, cfa, &where, &is_value) < 0)
+		return 0;
+	if (is_value) {
+		*out = where;
+		return 1;
+	}
+	return copy_read(stack, stack_addr, stack_len, where, out) == 0;
+}
+
+/* Finds the leaf's CFA and its caller's return address and %rbp; a LEAF_FIX_* reason when it
+ * cannot. */
+static int leaf_frame(struct unwinder *u, const struct unwind_map *leaf,
+                      const struct unwind_regs *regs, const unsigned char *stack,
+                      uint64_t stack_addr, size_t stack_len, uint64_t *ra, uint64_t *rbp,
+                      int *rbp_known)
+{
+	uint64_t pc = regs->r[UNWIND_RIP];
+	struct fileinfo *fi = leaf ? leaf_file(u, leaf->path) : NULL;
+	uint64_t bias;
+	if (!fi || !fi->cfi || bias_of(fi, leaf->start, leaf->pgoff, &bias) < 0)
+		return LEAF_FIX_NO_CFI;
+	Dwarf_Frame *frame = NULL;
+	if (dwarf_cfi_addrframe(fi->cfi, pc - bias, &frame) != 0)
+		return LEAF_FIX_NO_CFI;
+	int ret = LEAF_FIX_NO_CFI;
+	Dwarf_Op *ops;
+	size_t nops;
+	uint64_t cfa, where;
+	int reg, is_value;
+	int64_t off;
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1)
+		goto out;
+	fprintf(stderr, "DBG cfa atom %#x n %llu n2 %llu\n", ops[0].atom, (unsigned long long)ops[0].number, (unsigned long long)ops[0].number2); /* a CFA expression (PLT entries): not evaluated here */
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = (int)ops[0].number;
+		off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		reg = ops[0].atom - DW_OP_breg0;
+		off = (int64_t)ops[0].number;
+	} else {
+		goto out;
+	}
+	if (reg < 0 || reg >= UNWIND_RIP || !(regs->valid & (1u << reg)))
+		goto out;
+	cfa = regs->r[reg] + (uint64_t)off;
+	/* The return address: DWARF column 16 on x86-64. */
+	Dwarf_Op mem[3];
+	if (dwarf_frame_register(frame, UNWIND_RIP, mem, &ops, &nops) != 0 ||
+	    cfa_rule(ops, nops, cfa, &where, &is_value) < 0 || is_value)
+		goto out;
+	if (copy_read(stack, stack_addr, stack_len, where, ra) < 0) {
+		ret = LEAF_FIX_OUT_OF_COPY;
+		goto out;
+	}
+	*rbp_known = caller_reg(frame, UNWIND_RBP, cfa, regs, stack, stack_addr, stack_len, rbp);
+	ret = -1;
+out:
+	free(frame);
+	return ret;
+}
+
+size_t unwinder_fix_leaf(struct unwinder *u, const struct unwind_map *leaf,
+                         const struct unwind_regs *regs, const void *stack, uint64_t stack_addr,
+                         size_t stack_len, const uint64_t *fp, size_t nfp, uint64_t *out,
+                         size_t max, enum leaf_fix *how)
+{
+	double t0 = now();
+	uint64_t ra = 0, rbp = 0;
+	int rbp_known = 0;
+	int r = LEAF_FIX_NO_CFI;
+	if ((regs->valid & (1u << UNWIND_RIP)) && max >= 2)
+		r = leaf_frame(u, leaf, regs, stack, stack_addr, stack_len, &ra, &rbp, &rbp_known);
+	size_t n = 0;
+	if (r < 0 && nfp > 1 && fp[1] == ra) {
+		r = LEAF_FIX_KEPT; /* the leaf has its frame: the kernel's walk found its caller */
+	} else if (r < 0 && rbp_known && (regs->valid & (1u << UNWIND_RBP)) &&
+	           rbp == regs->r[UNWIND_RBP]) {
+		/* %rbp still holds the caller's frame: the kernel's walk skipped the caller only. */
+		r = LEAF_FIX_INSERTED;
+		out[n++] = regs->r[UNWIND_RIP];
+		out[n++] = ra;
+		for (size_t i = 1; i < nfp && n < max; i++)
+			out[n++] = fp[i];
+	} else if (r < 0 && rbp_known) {
+		/* The leaf used %rbp for itself: the kernel followed garbage. Follow the saved
+		 * %rbp as far as the copy holds frames. */
+		r = LEAF_FIX_REBUILT;
+		out[n++] = regs->r[UNWIND_RIP];
+		out[n++] = ra;
+		uint64_t next, ret;
+		while (n < max && copy_read(stack, stack_addr, stack_len, rbp + 8, &ret) == 0 &&
+		       copy_read(stack, stack_addr, stack_len, rbp, &next) == 0 && ret) {
+			out[n++] = ret;
+			if (next <= rbp)
+				break;
+			rbp = next;
+		}
+	} else if (r < 0) {
+		r = LEAF_FIX_NO_CFI; /* the caller's %rbp is unknown: keep the kernel's chain */
+	}
+	if (!n) {
+		n = nfp < max ? nfp : max;
+		if (n)
+			memcpy(out, fp, n * sizeof(*out));
+	}
+	u->stats.leaf[r]++;
+	u->stats.leaf_seconds += now() - t0;
+	if (how)
+		*how = (enum leaf_fix)r;
 	return n;
 }
 

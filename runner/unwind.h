@@ -73,12 +73,26 @@ enum unwind_end {
 	UNWIND_END_NO_SPACE,   /* no usable object in the address space: only the pc */
 };
 
+/* What unwinder_fix_leaf did with a frame-pointer chain. */
+enum leaf_fix {
+	LEAF_FIX_KEPT,        /* the chain already holds the leaf's caller: the leaf has a frame */
+	LEAF_FIX_INSERTED,    /* the caller was missing (a frameless leaf, a prologue or an
+	                       * epilogue): inserted from the leaf's CFI */
+	LEAF_FIX_REBUILT,     /* the leaf had put its own value in %rbp, so the chain was
+	                       * garbage: rebuilt from the saved %rbp, as far as the copy goes */
+	LEAF_FIX_NO_CFI,      /* no object or no CFI at the pc, or a rule not handled: kept */
+	LEAF_FIX_OUT_OF_COPY, /* the return address lies beyond the stack copy: kept */
+	LEAF_FIX_NREASONS
+};
+
 struct unwinder_stats {
 	uint64_t unwinds, frames;
 	uint64_t spaces_created, spaces_evicted;
 	uint64_t modules_reported, modules_failed;
 	uint64_t end[UNWIND_END_NO_SPACE + 1]; /* unwinds by how they ended */
 	double seconds; /* CPU time spent in unwinder_unwind (session creation included) */
+	uint64_t leaf[LEAF_FIX_NREASONS]; /* unwinder_fix_leaf calls by outcome */
+	double leaf_seconds;              /* time spent in unwinder_fix_leaf */
 };
 
 /* Heap object; not thread-safe (one per sampling thread). */
@@ -116,6 +130,23 @@ size_t unwinder_unwind(struct unwinder *u, const struct unwind_map *maps, size_t
  */
 size_t unwind_merge_fp(const uint64_t *dwarf, size_t ndwarf, const uint64_t *fp, size_t nfp,
                        uint64_t *out, size_t max, int *used_fp);
+
+/*
+ * Frame-pointer stacks: the kernel's walk (fp[0..nfp), leaf first) follows %rbp, which misses
+ * the caller of a leaf that has no frame of its own (GCC 12 ignores
+ * -mno-omit-leaf-frame-pointer) and of any function sampled in its prologue or epilogue.
+ * This reads the CFI (.eh_frame) of the leaf's object at the sampled pc, finds the CFA from
+ * regs and the return address (and the caller's %rbp) in the stack copy
+ * stack[0..stack_len) taken at stack_addr, and writes to out (at most max pcs) the chain with
+ * the missing caller inserted, or rebuilt from the saved %rbp when the leaf had changed it;
+ * else the chain unchanged. leaf is the executable mapping holding the pc (NULL: none). Each
+ * object's CFI is opened once per unwinder (re-read when the file changes); no address-space
+ * session is made. *how (may be NULL) says what was done.
+ */
+size_t unwinder_fix_leaf(struct unwinder *u, const struct unwind_map *leaf,
+                         const struct unwind_regs *regs, const void *stack, uint64_t stack_addr,
+                         size_t stack_len, const uint64_t *fp, size_t nfp, uint64_t *out,
+                         size_t max, enum leaf_fix *how);
 
 /* ---- truncated frame-pointer stacks ---- */
 

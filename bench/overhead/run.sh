@@ -10,13 +10,14 @@
 # of work (5 CPU-seconds in all on an idle machine), so a profiler's cost inside the workload
 # shows up as more CPU time.
 # It runs five ways, alternating within each round (the order rotates every round):
-# bare, `ciprof run --hz 99 --no-store`, the same at --hz 999, `ciprof run --hz 99 --unwind
+# bare, `ciprof run --hz 99 --no-store`, the same at --hz 999 and at --hz 999 --unwind fp-only
+# (without the default's leaf fix-up), `ciprof run --hz 99 --unwind
 # dwarf --no-store` and `perf record -g -F 99 -e cpu-clock`. Each round gives ratios to the
 # bare run of the same round; the table shows medians. Then the fixed cost per run: `ciprof run --no-store -- true`
 # against `true`, medians of 20 runs; and how many samples per second the DWARF unwinder
 # handles (examples/nofp at 999 Hz, from `ciprof run -v`); and a process-heavy workload (sh
 # starting 300 processes of 3 ms of CPU, build/tests/burn_ms) bare and under ciprof at 99 and
-# 999 Hz.
+# 999 Hz (and 999 Hz fp-only); and the leaf fix-up's time per sample (from `ciprof run -v`).
 # On a noisy machine only the side-by-side ratios mean anything. Not part of ctest.
 set -eu
 
@@ -78,7 +79,11 @@ def measure(cmd):
 
 modes = [("bare", work),
          ("ciprof run --hz 99", [ciprof, "run", "--hz", "99", "--no-store", "--"] + work),
-         ("ciprof run --hz 999", [ciprof, "run", "--hz", "999", "--no-store", "--"] + work)]
+         ("ciprof run --hz 999", [ciprof, "run", "--hz", "999", "--no-store", "--"] + work),
+         # the kernel's frame-pointer walk alone: what the default's leaf fix-up (a 512-byte
+         # stack copy per sample and the leaf's CFI, docs/unwinding.md) costs on top of it
+         ("ciprof 999 fp-only", [ciprof, "run", "--hz", "999", "--unwind", "fp-only",
+                                 "--no-store", "--"] + work)]
 notes = []
 
 # ---- --unwind dwarf: 8 KiB stack copies unwound with libdwfl, side by side with the others ----
@@ -171,9 +176,11 @@ if os.access(burn, os.X_OK):
     hmodes = [("bare", heavy)] + [(f"ciprof run --hz {hz}",
                                    [ciprof, "run", "--hz", hz, "--no-store", "--"] + heavy)
                                   for hz in ("99", "999")]
+    hmodes.append(("ciprof 999 fp-only", [ciprof, "run", "--hz", "999", "--unwind", "fp-only",
+                                          "--no-store", "--"] + heavy))
     hres = {name: [] for name, _ in hmodes}
     for r in range(rounds):
-        for name, cmd in hmodes[r % 3:] + hmodes[:r % 3]:
+        for name, cmd in hmodes[r % len(hmodes):] + hmodes[:r % len(hmodes)]:
             hres[name].append(measure(cmd))
     print()
     print("process-heavy workload: sh starting 300 processes of 3 ms of CPU each (burn_ms)")
@@ -187,8 +194,24 @@ if os.access(burn, os.X_OK):
 else:
     notes.append(f"{burn} not built: process-heavy rows not measured")
 
-# ---- --unwind dwarf: the unwinder's own throughput, as `ciprof run -v` reports it ----
+# ---- --unwind fp: the leaf fix-up's own time per sample, as `ciprof run -v` reports it ----
 import re
+p = subprocess.run([ciprof, "run", "-v", "--hz", "999", "--no-store", "--"] + work,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+m = re.search(r"unwind: (\d+) frame-pointer stacks checked against the leaf's CFI in ([\d.]+) s: "
+              r"caller already there (\d+), inserted (\d+), rebuilt from the saved %rbp (\d+); "
+              r"no CFI at the pc (\d+), return address beyond the \d+-byte copy (\d+)",
+              p.stderr.decode(errors="replace"))
+if p.returncode == 0 and m and int(m.group(1)):
+    n = int(m.group(1))
+    print(f"leaf fix-up (--unwind fp) on the workload at 999 Hz: {n} samples in {m.group(2)} s "
+          f"({1e6 * float(m.group(2)) / n:.1f} us per sample); caller already there {m.group(3)}, "
+          f"inserted {m.group(4)}, rebuilt {m.group(5)}, no CFI {m.group(6)}, beyond the copy "
+          f"{m.group(7)}")
+else:
+    notes.append("leaf fix-up time: not measured (ciprof -v failed or printed no leaf line)")
+
+# ---- --unwind dwarf: the unwinder's own throughput, as `ciprof run -v` reports it ----
 if os.access(nofp, os.X_OK):
     for hz, extra in (("999", []), ("999", ["--recurse", "40", "--stack-size", "65528"])):
         p = subprocess.run([ciprof, "run", "-v", "--unwind", "dwarf", "--hz", hz, "--no-store"] +
