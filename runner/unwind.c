@@ -647,7 +647,7 @@ static uint64_t coarse_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Opens fi's .eh_frame (else .debug_frame) on fd (owned from here on). */
+/* Opens fi's .eh_frame on fd (owned from here on). */
 static void cfi_open(struct fileinfo *fi, int fd)
 {
 	fi->cfi_tried = 1;
@@ -764,8 +764,7 @@ static int leaf_frame(struct unwinder *u, const struct unwind_map *leaf,
 	int reg, is_value;
 	int64_t off;
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1)
-		goto out;
-	fprintf(stderr, "DBG cfa atom %#x n %llu n2 %llu\n", ops[0].atom, (unsigned long long)ops[0].number, (unsigned long long)ops[0].number2); /* a CFA expression (PLT entries): not evaluated here */
+		goto out; /* a CFA expression (PLT entries): not evaluated here */
 	if (ops[0].atom == DW_OP_bregx) {
 		reg = (int)ops[0].number;
 		off = (int64_t)ops[0].number2;
