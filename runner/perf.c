@@ -875,6 +875,7 @@ finish:
 	finish_unwinding(&s);
 	{
 		struct symbolizer *sym = symbolizer_new();
+		symbolizer_set_separate_lines(sym, 0); /* file names of libc & co: unused */
 		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
 		symbolizer_free(sym);
 	}

@@ -1143,6 +1143,7 @@ finish:
 	check_expectations(&s, 1);
 	{
 		struct symbolizer *sym = symbolizer_new();
+		symbolizer_set_separate_lines(sym, 0); /* file names of libc & co: unused */
 		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
 		symbolizer_free(sym);
 	}

@@ -48,6 +48,7 @@ struct symobj {
 	size_t nsegs;
 	uint64_t last_use; /* symbolizer clock at the last lookup, for eviction */
 	int failed;        /* could not be opened: not tried again */
+	int own_lines;     /* the object itself has .debug_line: source files are looked up */
 	int seen;          /* the identity below was recorded at the first open */
 	dev_t dev;
 	ino_t ino;
@@ -95,6 +96,7 @@ struct symbolizer {
 	uint64_t clock;
 
 	char *debuginfo_path;     /* NULL: elfutils' default */
+	int separate_lines;       /* source lines from separate debug files too (default) */
 	Dwfl_Callbacks callbacks; /* dwfl keeps a pointer to it: lives as long as s */
 };
 
@@ -190,7 +192,13 @@ struct symbolizer *symbolizer_new(void)
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	s->max_open = SYM_MAX_OPEN_DEFAULT;
 	intern_id(s, ""); /* id 0 */
+	s->separate_lines = 1;
 	return s;
+}
+
+void symbolizer_set_separate_lines(struct symbolizer *s, int on)
+{
+	s->separate_lines = on;
 }
 
 void symbolizer_set_debuginfo_path(struct symbolizer *s, const char *path)
@@ -254,6 +262,23 @@ int sym_offset_to_vaddr(const struct sym_segment *segs, size_t nsegs, uint64_t o
 	return -1;
 }
 
+/* Whether elf has a section of that name with contents. */
+static int has_section(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return 0;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		const char *n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * Reports the ELF open on fd (consumed either way) as the only module of a new dwfl session at
  * bias 0 and reads its PT_LOAD segments into o. Returns 0, or -1 with cp_error set.
@@ -287,6 +312,7 @@ static int symobj_open(struct symbolizer *s, struct symobj *o, const char *path,
 		o->mod = NULL;
 		return ret;
 	}
+	o->own_lines = has_section(elf, ".debug_line");
 	size_t alloc = 0;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
@@ -451,7 +477,9 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 				free(frame);
 			}
 		}
-		Dwfl_Line *line = dwfl_module_getsrc(o->mod, addr);
+		Dwfl_Line *line = o->own_lines || s->separate_lines
+		                          ? dwfl_module_getsrc(o->mod, addr)
+		                          : NULL;
 		int lineno = 0;
 		const char *src =
 		        line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;

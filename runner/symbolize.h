@@ -30,6 +30,16 @@ void symbolizer_free(struct symbolizer *s);
  */
 void symbolizer_set_debuginfo_path(struct symbolizer *s, const char *path);
 
+/*
+ * Whether source files and lines are looked up for objects whose DWARF lives in a separate
+ * debug file (Debian's -dbg packages of libc, ld.so, libstdc++; on by default). Off, such an
+ * object's frames get their function names from its symbol tables (the debug file's .symtab
+ * included) but no file or line: reading, decompressing and parsing its DWARF was most of a
+ * run's own CPU on process-heavy suites, for file names only `ciprof export` shows. Objects
+ * with their own .debug_line (the project's code built with -g) always get them.
+ */
+void symbolizer_set_separate_lines(struct symbolizer *s, int on);
+
 /* How many object files stay open at once (default 128; each holds file descriptors and
  * parsed DWARF); the least recently used is closed beyond that and reopened on demand. */
 void symbolizer_set_max_open(struct symbolizer *s, size_t n);

@@ -717,6 +717,31 @@ static void test_separate_debuginfo(void **state)
 	}
 	symbolizer_free(s);
 
+	/* Without lines from separate debug files (what the runner asks for): the same names,
+	 * but files and lines only where the object has its own DWARF. */
+	s = symbolizer_new();
+	if (asprintf(&path_list, ":.debug:%s", dbgdir) < 0)
+		fail();
+	symbolizer_set_debuginfo_path(s, path_list);
+	free(path_list);
+	symbolizer_set_separate_lines(s, 0);
+	for (size_t i = 0; i < 4; i++) {
+		uint64_t off;
+		struct sym_info si;
+		assert_int_equal(symbol_file_offset(dbg, libs[i], "hidden_helper", &off), 0);
+		if (i == 0) {
+			expect_helper(s, libs[i], off, what[i]);
+			continue;
+		}
+		symbolizer_resolve_file(s, libs[i], off, 0, &si);
+		if (strcmp(si.function, "hidden_helper") || strcmp(si.file, "") || si.line)
+			fail_msg("%s, no separate lines: got %s at '%s':%u, want hidden_helper, no "
+			         "file",
+			         what[i], si.function, si.file, si.line);
+		assert_int_equal(si.resolved, 1);
+	}
+	symbolizer_free(s);
+
 	/* the stripped copy with its debug info out of reach: the exported function only */
 	s = symbolizer_new();
 	uint64_t entry;
