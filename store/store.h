@@ -96,20 +96,35 @@ int store_merge_runs(struct store *s, const struct store_query *q, struct profil
                      size_t *nruns, int64_t **ids);
 
 /* What gc removes: runs beyond the newest keep_runs (0 = no limit), and runs created more than
- * older_than_days days before now (0 = no limit). */
+ * older_than_days days before now (0 = no limit). With fold, the runs it removes are folded
+ * into per-commit aggregates instead (see store_gc). */
 struct store_gc_opts {
 	size_t keep_runs;
 	long older_than_days;
 	int64_t now; /* unix seconds; 0 = time(NULL) */
+	int fold;
 };
+
+/* The tag an aggregate run carries: how many runs it holds. */
+#define STORE_TAG_AGGREGATE "gc.runs"
 
 struct store_gc_result {
 	size_t runs_deleted, runs_kept;
+	size_t runs_folded, aggregates; /* removed runs folded, into how many aggregates */
 	size_t branches_rebuilt; /* segment trees rebuilt */
 	size_t nodes_pruned, frames_pruned, strings_pruned;
 };
 
 /*
+ * With o->fold, the selected runs of one branch and commit (two or more of them) become one
+ * aggregate run instead: the newest of them stays (its id, metadata, tags and test outcomes),
+ * at the position of the group's last run in its branch, with the mean profile of the group
+ * (each stack's count averaged over the runs the group holds, rounded; an aggregate folded
+ * again counts as the runs it holds), the mean CPU and wall time, samples and lost samples,
+ * and the tag STORE_TAG_AGGREGATE = how many runs it holds. So an aggregate reads like one
+ * run of its commit to every query (trends, noise, blame, baselines), and the others go.
+ * A selected run alone at its commit stays as it is. Otherwise:
+ *
  * Deletes the selected runs in one transaction, renumbers each affected branch's runs, prunes
  * stack nodes, frames and strings no remaining run uses (renumbering the rest densely), and
  * re-codes every remaining run's profile and segment tree: O(stored runs) decoding and coding.

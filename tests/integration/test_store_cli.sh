@@ -124,8 +124,12 @@ run_capture expnofmt "$CIPROF" export --db "$DB"
 [ "$RC" = 2 ] || check_failed "export without --format: rc $RC"
 ok "export folded and speedscope"
 
-# gc
-run_capture gc "$CIPROF" gc --db "$DB" --keep-runs 4
+# gc: each synthetic run is of its own commit, so folding leaves them all; --no-fold deletes
+run_capture gcfold "$CIPROF" gc --db "$DB" --keep-runs 4
+[ "$RC" = 0 ] || fail "gc exited $RC: $(cat "$TMP/gcfold.err")"
+grep -q "deleted 0 runs, kept 8" "$TMP/gcfold.err" ||
+	check_failed "gc folding runs of distinct commits: $(cat "$TMP/gcfold.err")"
+run_capture gc "$CIPROF" gc --db "$DB" --keep-runs 4 --no-fold
 [ "$RC" = 0 ] || fail "gc exited $RC: $(cat "$TMP/gc.err")"
 grep -q "deleted 4 runs, kept 4" "$TMP/gc.err" || check_failed "gc summary: $(cat "$TMP/gc.err")"
 run_capture runs2 "$CIPROF" runs --db "$DB" --format json
