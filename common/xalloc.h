@@ -6,14 +6,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* All return owned memory, never NULL; they abort with a message on OOM. */
-void *xmalloc(size_t n);
-void *xcalloc(size_t count, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xstrndup(const char *s, size_t n);
+/* All return owned memory, never NULL; they abort with a message on OOM. Their symbols are
+ * cp_*: libiberty (the demangler, linked into the same binaries) defines xmalloc & co. itself,
+ * and which one a call reached used to depend on the order of the link line. The x* spellings
+ * below are this header's names for them. */
+void *cp_xmalloc(size_t n);
+void *cp_xcalloc(size_t count, size_t size);
+void *cp_xrealloc(void *p, size_t n);
+char *cp_xstrdup(const char *s);
+char *cp_xstrndup(const char *s, size_t n);
 /* printf into a new string (owned by the caller). */
-char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *cp_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define xmalloc   cp_xmalloc
+#define xcalloc   cp_xcalloc
+#define xrealloc  cp_xrealloc
+#define xstrdup   cp_xstrdup
+#define xstrndup  cp_xstrndup
+#define xasprintf cp_xasprintf
 
 /* Tests only: when set, each allocation above first asks it, and fails (as on OOM: a message
  * and abort) when it returns nonzero; n is the size asked for. */

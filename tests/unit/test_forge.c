@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/xalloc.h"
 #include "forge/forge.h"
 #include "forge/http.h"
 #include "forge/pyroscope.h"
@@ -321,6 +322,29 @@ static void test_pyroscope_name(void **state)
 	free(n);
 }
 
+static size_t allocations;
+
+static int count_allocation(size_t n)
+{
+	(void)n;
+	allocations++;
+	return 0;
+}
+
+/* forge/'s allocations reach ciprof's allocator (its OOM message, its test hook), not
+ * libiberty's functions of the same spelling, whatever the order of the link line. */
+static void test_allocator(void **state)
+{
+	(void)state;
+	struct forge_target t;
+	allocations = 0;
+	xalloc_test_fail = count_allocation;
+	forge_target_init(&t);
+	xalloc_test_fail = NULL;
+	forge_target_release(&t);
+	assert_true(allocations >= 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +352,7 @@ int main(void)
 	        cmocka_unit_test(test_redact),        cmocka_unit_test(test_retry_delay),
 	        cmocka_unit_test(test_prepare_body),  cmocka_unit_test(test_target_github),
 	        cmocka_unit_test(test_target_gitlab), cmocka_unit_test(test_pyroscope_name),
+        cmocka_unit_test(test_allocator),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
