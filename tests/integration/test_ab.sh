@@ -2,9 +2,11 @@
 # ciprof ab end to end on a small workload (tests/integration/ab/work.c: steady_part and
 # slow_part spin for the millions of iterations given): rounds alternate in ABBA order; both
 # sides are stored as runs tagged with one comparison id, side and round; a planted 3x slowdown
-# of slow_part is a regression (exit 1 with --fail-on-regression) and nothing else is; too few
-# samples leave items undecided, never regressions; a failing side stops the comparison (exit
-# 3, which side and round named); Ctrl-C keeps and reports the complete rounds (exit 130).
+# of slow_part is a regression (exit 1 with --fail-on-regression) and nothing else is; a clear
+# answer stops the rounds at the first look; --max-seconds bounds a comparison that cannot
+# decide; too few samples leave items undecided, never regressions; a failing side stops the
+# comparison (exit 3, which side and round named); Ctrl-C keeps and reports the complete
+# rounds (exit 130).
 . "$(dirname "$0")/lib.sh"
 
 W=$TMP/work
@@ -113,6 +115,40 @@ if not ok:
     print(f"  mismatch: verdict {r['verdict']}, ab {r['ab']}, undecided {und}", file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
+
+# --- early stopping: when every judged item is decided at a look, no more rounds ---
+# (only slow_part is sampled, 3x slower: clear at the first look, after round 4 of 10)
+run_capture early "$CIPROF" ab --no-store --max-rounds 10 --hz 999 --format json \
+	--base "'$W' 0 40" --head "'$W' 0 120"
+expect_rc "a clear answer" 0 early
+python3 - "$TMP/early.out" <<'PY' && ok "the comparison stops at the first look when all is decided" ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+a = r["ab"]
+fl = [f["name"] for f in r["functions"] if f["significant"]]
+ok = a["stopped"] == "decided" and a["rounds"] == 4 and a["undecided"] == 0 and fl == ["slow_part"]
+if not ok:
+    print(f"  mismatch: {a}, flagged {fl}", file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+	check_failed "no early stop (above)"
+
+# --- the budget: --max-seconds bounds a comparison that cannot decide ---
+# (a +10 % change at an alpha no 10 rounds can reach: undecided for ever)
+run_capture budget "$CIPROF" ab --no-store --max-seconds 4 --hz 999 --alpha 1e-9 --format json \
+	--fail-on-regression --base "'$W' 20 20" --head "'$W' 20 22"
+expect_rc "--max-seconds 4 with nothing decidable" 0 budget
+python3 - "$TMP/budget.out" <<'PY' && ok "--max-seconds stops the rounds within the budget" ||
+import json, sys
+a = json.load(open(sys.argv[1]))["ab"]
+# No round starts when the longest round so far would end after 4 s; a round slower than
+# every earlier one (a loaded machine) may overrun a little, never by a whole budget.
+ok = a["stopped"] == "seconds" and 1 <= a["rounds"] < a["max_rounds"] and a["seconds"] <= 6
+if not ok:
+    print(f"  mismatch: {a}", file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+	check_failed "--max-seconds did not bound the comparison (above)"
 
 # --- a failing side stops the comparison ---
 run_capture failing "$CIPROF" ab --no-store --max-rounds 4 --base "'$W' 1 1" --head "'$W' 1 1; exit 7"
