@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/runmeta.h"
 #include "common/strbuf.h"
+#include "common/worktree.h"
 #include "common/xalloc.h"
 #include "export/pprof.h"
 #include "forge/pyroscope.h"
@@ -111,7 +112,7 @@ static void free_secret(char *s)
 /* The default application name: the repository's folder name, else "ciprof". Owned. */
 static char *default_app(void)
 {
-	char *top = store_worktree_top();
+	char *top = worktree_top(NULL);
 	const char *base = top ? strrchr(top, '/') : NULL;
 	char *app = xstrdup(base && base[1] ? base + 1 : "ciprof");
 	free(top);

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "common/regex_check.h"
 #include "common/strbuf.h"
+#include "common/worktree.h"
 #include "common/xalloc.h"
 
 #include <errno.h>
@@ -680,31 +681,6 @@ out:
 	return ret;
 }
 
-/* The folder holding .git above the current directory, or "." (owned). */
-static char *work_tree_top(void)
-{
-	char *cwd = getcwd(NULL, 0);
-	if (!cwd)
-		return xstrdup(".");
-	char *dir = xstrdup(cwd);
-	for (;;) {
-		char *probe = xasprintf("%s/.git", dir);
-		struct stat st;
-		int found = stat(probe, &st) == 0;
-		free(probe);
-		if (found) {
-			free(cwd);
-			return dir;
-		}
-		char *slash = strrchr(dir, '/');
-		if (!slash || slash == dir)
-			break;
-		*slash = '\0';
-	}
-	free(dir);
-	return cwd;
-}
-
 int config_load(struct config *c, const char *path)
 {
 	char *owned = NULL;
@@ -714,8 +690,9 @@ int config_load(struct config *c, const char *path)
 		if (env && *env) {
 			path = env;
 		} else {
-			char *top = work_tree_top();
-			owned = xasprintf("%s/.ciprof.yml", top);
+			char *top = worktree_top(NULL);
+			owned = top ? xasprintf("%s/.ciprof.yml", strcmp(top, "/") ? top : "")
+			            : xstrdup(".ciprof.yml");
 			free(top);
 			path = owned;
 			must_exist = 0;

@@ -135,13 +135,10 @@ int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_res
 
 /*
  * The default database path: $CIPROF_DB if set and non-empty, else ".ciprof/ciprof.db" at
- * the top of the git work tree holding the current directory (found by walking up to a ".git"
- * folder or file), else ".ciprof/ciprof.db" in the current directory. Owned string (free()).
+ * the top of the git work tree holding the current directory (common/worktree.h: as libgit2
+ * finds it), else ".ciprof/ciprof.db" in the current directory. Owned string (free()).
  */
 char *store_default_path(void);
-/* The top of the git work tree holding the current directory (as above), or NULL outside
- * one. Owned string. */
-char *store_worktree_top(void);
 
 /* Copies the WAL into the main file and truncates it (PRAGMA wal_checkpoint(TRUNCATE)), so
  * that the file's size is the database's size. Busy readers only delay it: not an error. */
