@@ -14,7 +14,7 @@ static int fail_now(size_t n)
 	return xalloc_test_fail && xalloc_test_fail(n);
 }
 
-static void die_oom(size_t n)
+void xalloc_die(size_t n)
 {
 	fprintf(stderr, "ciprof: out of memory allocating %zu bytes\n", n);
 	abort();
@@ -24,7 +24,7 @@ void *xmalloc(size_t n)
 {
 	void *p = fail_now(n) ? NULL : malloc(n ? n : 1);
 	if (!p)
-		die_oom(n);
+		xalloc_die(n);
 	return p;
 }
 
@@ -32,7 +32,7 @@ void *xcalloc(size_t count, size_t size)
 {
 	void *p = fail_now(count * size) ? NULL : calloc(count ? count : 1, size ? size : 1);
 	if (!p)
-		die_oom(st_mult(count, size));
+		xalloc_die(st_mult(count, size));
 	return p;
 }
 
@@ -40,7 +40,7 @@ void *xrealloc(void *p, size_t n)
 {
 	void *q = fail_now(n) ? NULL : realloc(p, n ? n : 1);
 	if (!q)
-		die_oom(n);
+		xalloc_die(n);
 	return q;
 }
 
@@ -65,7 +65,7 @@ char *xasprintf(const char *fmt, ...)
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		die_oom(0);
+		xalloc_die(0);
 	char *p = xmalloc((size_t)n + 1);
 	va_start(ap, fmt);
 	vsnprintf(p, (size_t)n + 1, fmt, ap);

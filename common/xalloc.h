@@ -24,6 +24,11 @@ char *cp_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define xstrndup  cp_xstrndup
 #define xasprintf cp_xasprintf
 
+/* Out of memory allocating n bytes, inside a library that does not use the wrappers above:
+ * the same message, and abort. */
+__attribute__((noreturn)) void cp_xalloc_die(size_t n);
+#define xalloc_die cp_xalloc_die
+
 /* Tests only: when set, each allocation above first asks it, and fails (as on OOM: a message
  * and abort) when it returns nonzero; n is the size asked for. */
 extern int (*xalloc_test_fail)(size_t n);

@@ -22,22 +22,6 @@ void forge_result_release(struct forge_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-char *forge_url_escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	struct strbuf sb = STRBUF_INIT;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (isalnum(*p) || strchr("-._~", *p)) {
-			strbuf_addch(&sb, *p);
-		} else {
-			strbuf_addch(&sb, '%');
-			strbuf_addch(&sb, hex[*p >> 4]);
-			strbuf_addch(&sb, hex[*p & 15]);
-		}
-	}
-	return strbuf_detach(&sb, NULL);
-}
-
 /* The API's own words about a failure: "message" (GitHub, GitLab) or "error" (GitLab), on
  * one line, at most 300 bytes. Owned, "" when there are none. */
 static char *api_message(const struct forge_response *r)

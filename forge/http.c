@@ -288,27 +288,66 @@ char *forge_link_next(const char *link)
 	return NULL;
 }
 
+/* The parts of a URL as curl's URL API reads it (the path with its dot segments resolved, as
+ * curl sends it; the port filled in from the scheme). All owned by curl (curl_free). */
+struct url_parts {
+	char *scheme, *user, *host, *port, *path;
+};
+
+static int url_parse(const char *s, struct url_parts *p)
+{
+	memset(p, 0, sizeof(*p));
+	CURLU *u = curl_url();
+	if (!u)
+		return -1;
+	int ok = curl_url_set(u, CURLUPART_URL, s, 0) == CURLUE_OK &&
+	         curl_url_get(u, CURLUPART_SCHEME, &p->scheme, 0) == CURLUE_OK &&
+	         curl_url_get(u, CURLUPART_HOST, &p->host, 0) == CURLUE_OK &&
+	         curl_url_get(u, CURLUPART_PORT, &p->port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+	         curl_url_get(u, CURLUPART_PATH, &p->path, 0) == CURLUE_OK;
+	if (ok && curl_url_get(u, CURLUPART_USER, &p->user, 0) != CURLUE_OK)
+		p->user = NULL;
+	curl_url_cleanup(u);
+	return ok ? 0 : -1;
+}
+
+static void url_parts_release(struct url_parts *p)
+{
+	curl_free(p->scheme);
+	curl_free(p->user);
+	curl_free(p->host);
+	curl_free(p->port);
+	curl_free(p->path);
+}
+
 int forge_url_under(const char *url, const char *base)
 {
-	const char *sep = strstr(base, "://");
-	if (!sep)
-		return 0;
-	const char *host = sep + 3;
-	size_t origin = (size_t)(host - base) + strcspn(host, "/?#");
-	if (strncasecmp(url, base, origin))
-		return 0;
-	char c = url[origin];
-	if (c && c != '/' && c != '?' && c != '#')
-		return 0; /* https://api.github.com.evil/ */
-	/* the path must lie under base's path */
-	const char *bpath = base + origin;
-	size_t blen = strlen(bpath);
-	while (blen && bpath[blen - 1] == '/')
+	struct url_parts u, b;
+	int ok = 0;
+	if (url_parse(url, &u) < 0 || url_parse(base, &b) < 0)
+		goto out;
+	/* No credentials of its own: the token is all a request to the forge carries. */
+	if (u.user || strcasecmp(u.scheme, b.scheme) || strcasecmp(u.host, b.host) ||
+	    strcmp(u.port, b.port))
+		goto out;
+	size_t blen = strlen(b.path);
+	while (blen && b.path[blen - 1] == '/')
 		blen--;
-	if (strncmp(url + origin, bpath, blen))
-		return 0;
-	c = url[origin + blen];
-	return !c || c == '/' || c == '?' || c == '#';
+	ok = !strncmp(u.path, b.path, blen) && (!u.path[blen] || u.path[blen] == '/');
+out:
+	url_parts_release(&u);
+	url_parts_release(&b);
+	return ok;
+}
+
+char *forge_url_escape(const char *s)
+{
+	char *e = curl_easy_escape(NULL, s, 0);
+	if (!e)
+		xalloc_die(strlen(s));
+	char *out = xstrdup(e);
+	curl_free(e);
+	return out;
 }
 
 long forge_http_retry_delay(const struct forge_http_policy *policy, const struct forge_response *r,

@@ -92,8 +92,13 @@ long forge_http_retry_delay(const struct forge_http_policy *policy, const struct
 /* The URL of rel="next" in a Link header value (owned), or NULL. */
 char *forge_link_next(const char *link);
 
-/* 1 when url starts with the scheme, host and port of base and lies under base's path. */
+/* 1 when url (parsed by curl's URL API, as curl will send it: dot segments resolved) has the
+ * scheme, host and port of base, no credentials of its own, and a path under base's path. */
 int forge_url_under(const char *url, const char *base);
+
+/* Percent-encodes s for a URL path segment (curl_easy_escape: all but A-Z a-z 0-9 - . _ ~).
+ * Owned. */
+char *forge_url_escape(const char *s);
 
 /*
  * Replaces every occurrence of secret in s (in place) with "***"; a NULL or empty secret does

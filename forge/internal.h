@@ -65,7 +65,5 @@ json_t *forge_json(struct forge_session *s, const char *url, const struct forge_
 int forge_get_json(struct forge_session *s, const char *url, int denied_ok,
                    struct forge_response *r, json_t **out);
 
-/* Percent-encodes s for a URL path segment (owned). */
-char *forge_url_escape(const char *s);
 
 #endif

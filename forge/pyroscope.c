@@ -7,6 +7,7 @@
 #include "common/xalloc.h"
 
 #include <ctype.h>
+#include <curl/curl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,18 +44,6 @@ char *pyroscope_app_name(const char *app, const struct pyroscope_label *labels, 
 	return strbuf_detach(&sb, NULL);
 }
 
-/* Percent-encodes s for a query string (RFC 3986 unreserved characters stay). */
-static void add_query_value(struct strbuf *sb, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (isalnum(c) || strchr("-._~", c))
-			strbuf_addch(sb, c);
-		else
-			strbuf_addf(sb, "%%%02X", c);
-	}
-}
-
 static char *base64(const char *s)
 {
 	static const char tab[] =
@@ -87,6 +76,68 @@ static int header_safe(const char *what, const char *v)
 	return 0;
 }
 
+/* Appends one "key=value" to u's query; curl encodes the value. */
+static int add_param(CURLU *u, const char *key, const char *value)
+{
+	char *kv = xasprintf("%s=%s", key, value);
+	int rc = curl_url_set(u, CURLUPART_QUERY, kv, CURLU_APPENDQUERY | CURLU_URLENCODE);
+	free(kv);
+	return rc == CURLUE_OK ? 0 : -1;
+}
+
+/* The ingest URL (owned): the server's URL, which must be http or https without credentials,
+ * with "/ingest" after its path and the query (name, time range, format, rate) built and
+ * encoded by curl's URL API. NULL with cp_error set. */
+static char *ingest_url(const struct pyroscope_push *p)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *user = NULL, *path = NULL, *full = NULL, *out = NULL;
+	if (!u)
+		xalloc_die(sizeof(void *));
+	if (curl_url_set(u, CURLUPART_URL, p->server, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    (strcmp(scheme, "http") && strcmp(scheme, "https"))) {
+		cp_error("the Pyroscope server '%s' must be an http:// or https:// URL", p->server);
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK) {
+		cp_error("the Pyroscope server URL holds credentials; give them as "
+		         "CIPROF_PUSH_TOKEN, or push.user and CIPROF_PUSH_PASSWORD, instead");
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+		goto bad;
+	size_t n = strlen(path);
+	while (n && path[n - 1] == '/')
+		n--;
+	char *ingest = xasprintf("%.*s/ingest", (int)n, path);
+	int rc = curl_url_set(u, CURLUPART_PATH, ingest, 0);
+	free(ingest);
+	char from[32], until[32], rate[16];
+	snprintf(from, sizeof(from), "%" PRId64, p->from);
+	snprintf(until, sizeof(until), "%" PRId64, p->until);
+	snprintf(rate, sizeof(rate), "%d", p->hz);
+	if (rc != CURLUE_OK || curl_url_set(u, CURLUPART_QUERY, NULL, 0) != CURLUE_OK ||
+	    add_param(u, "name", p->name) < 0 || add_param(u, "from", from) < 0 ||
+	    add_param(u, "until", until) < 0 || add_param(u, "format", "pprof") < 0 ||
+	    add_param(u, "spyName", "ciprof") < 0 || add_param(u, "units", "samples") < 0 ||
+	    add_param(u, "aggregationType", "sum") < 0 ||
+	    (p->hz > 0 && add_param(u, "sampleRate", rate) < 0) ||
+	    curl_url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK)
+		goto bad;
+	out = xstrdup(full);
+	goto out;
+bad:
+	cp_error("cannot make the ingest URL from the Pyroscope server '%s'", p->server);
+out:
+	curl_free(scheme);
+	curl_free(user);
+	curl_free(path);
+	curl_free(full);
+	curl_url_cleanup(u);
+	return out;
+}
+
 int pyroscope_send(const struct pyroscope_push *p, const struct forge_http_policy *policy,
                    long *status)
 {
@@ -102,15 +153,9 @@ int pyroscope_send(const struct pyroscope_push *p, const struct forge_http_polic
 		return -1;
 	if (has_user && strchr(p->user, ':'))
 		return cp_error("the push user may not contain ':' (basic authentication)");
-	if (strncmp(p->server, "http://", 7) && strncmp(p->server, "https://", 8))
-		return cp_error("the Pyroscope server '%s' must be an http:// or https:// URL",
-		                p->server);
-
-	const char *authority = strstr(p->server, "://") + 3;
-	size_t alen = strcspn(authority, "/?#");
-	if (memchr(authority, '@', alen))
-		return cp_error("the Pyroscope server URL holds credentials; give them as "
-		                "CIPROF_PUSH_TOKEN, or push.user and CIPROF_PUSH_PASSWORD, instead");
+	char *url = ingest_url(p);
+	if (!url)
+		return -1;
 
 	/* Headers: the secret is redacted from every message forge/http leaves. */
 	const char *secret = has_token ? p->token : has_user ? p->password : NULL;
@@ -132,16 +177,6 @@ int pyroscope_send(const struct pyroscope_push *p, const struct forge_http_polic
 		headers[nh++] = tenant = xasprintf("X-Scope-OrgID: %s", p->tenant);
 	headers[nh++] = "Expect:"; /* no 100-continue round trip for the upload */
 
-	struct strbuf url = STRBUF_INIT;
-	strbuf_addstr(&url, p->server);
-	while (url.len && url.buf[url.len - 1] == '/')
-		url.buf[--url.len] = '\0';
-	strbuf_addstr(&url, "/ingest?name=");
-	add_query_value(&url, p->name);
-	strbuf_addf(&url, "&from=%" PRId64 "&until=%" PRId64, p->from, p->until);
-	strbuf_addstr(&url, "&format=pprof&spyName=ciprof&units=samples&aggregationType=sum");
-	if (p->hz > 0)
-		strbuf_addf(&url, "&sampleRate=%d", p->hz);
 
 	/* The multipart body; the boundary must not occur in the profile. */
 	char boundary[64];
@@ -166,7 +201,7 @@ int pyroscope_send(const struct pyroscope_push *p, const struct forge_http_polic
 	forge_response_init(&resp);
 	int r = forge_http_new(&h, secret, headers, policy);
 	if (r == 0)
-		r = forge_http_send(h, "POST", url.buf, body.buf, body.len, ctype, 1, &resp);
+		r = forge_http_send(h, "POST", url, body.buf, body.len, ctype, 1, &resp);
 	if (status)
 		*status = resp.status;
 	if (r == 0 && (resp.status < 200 || resp.status > 299)) {
@@ -186,7 +221,7 @@ int pyroscope_send(const struct pyroscope_push *p, const struct forge_http_polic
 	forge_http_free(h);
 	free(ctype);
 	strbuf_release(&body);
-	strbuf_release(&url);
+	free(url);
 	free(tenant);
 	if (auth) {
 		memset(auth, 0, strlen(auth));

@@ -62,6 +62,14 @@ static void test_url_under(void **state)
 	assert_false(forge_url_under("https://ghe.example.com/api/v30/x",
 	                             "https://ghe.example.com/api/v3"));
 	assert_false(forge_url_under("https://a/x", "not a url"));
+	/* curl sends the path with its dot segments resolved: this one leaves the base */
+	assert_false(forge_url_under("https://ghe.example.com/api/v3/../../other/x",
+	                             "https://ghe.example.com/api/v3"));
+	assert_true(forge_url_under("https://ghe.example.com/api/v3/a/../b",
+	                            "https://ghe.example.com/api/v3"));
+	/* no credentials of its own, and the host compared without case */
+	assert_false(forge_url_under("https://x:y@api.github.com/a", "https://api.github.com"));
+	assert_true(forge_url_under("https://API.github.com/a", "https://api.github.com"));
 }
 
 static void test_redact(void **state)
