@@ -75,133 +75,136 @@ static const char *plural(size_t n)
 	return n == 1 ? "" : "s";
 }
 
-/*
- * Merges the chosen runs (pointers into all[], newest first) into one profile: for each
- * branch, each maximal stretch of consecutive runs of that branch is one store_merge_runs.
- */
-static int merge_chosen(struct store *s, const struct run_meta *all, size_t nall,
-                        const struct run_meta **chosen, size_t n, struct profile **out)
+/* Runs fetched from the store, owned here; referred to by index (the array grows). */
+struct runset {
+	struct run_meta *r;
+	size_t n, alloc;
+};
+
+static void runset_release(struct runset *rs)
 {
-	struct profile *merged = profile_new();
-	uint8_t *want = xcalloc(nall ? nall : 1, 1);
-	uint8_t *done = xcalloc(nall ? nall : 1, 1);
-	int ret = 0;
-	for (size_t i = 0; i < n; i++)
-		want[chosen[i] - all] = 1;
-	/* all[] is newest first: walk it oldest first per branch. */
-	for (size_t i = nall; i-- > 0;) {
-		if (!want[i] || done[i])
-			continue;
-		const char *branch = all[i].branch;
-		int64_t from = all[i].id, to = all[i].id;
-		size_t expect = 0;
-		/* Extend over the following runs of the same branch while they are chosen. */
-		for (size_t j = i + 1; j-- > 0;) {
-			if (strcmp(all[j].branch, branch))
-				continue;
-			if (!want[j])
-				break;
-			done[j] = 1;
-			to = all[j].id;
-			expect++;
+	store_runs_free(rs->r, rs->n);
+	memset(rs, 0, sizeof(*rs));
+}
+
+/* Appends the runs f selects (newest first); returns how many, or -1. */
+static long fetch(struct store *s, const struct store_run_filter *f, struct runset *rs)
+{
+	struct run_meta *got;
+	size_t n;
+	if (store_find_runs(s, f, &got, &n) < 0)
+		return -1;
+	ALLOC_GROW(rs->r, rs->n + n, rs->alloc);
+	if (n)
+		memcpy(rs->r + rs->n, got, n * sizeof(*got));
+	rs->n += n;
+	free(got); /* the entries moved into rs */
+	return (long)n;
+}
+
+/* A growable list of indexes into a runset. */
+struct picks {
+	size_t *i;
+	size_t n, alloc;
+};
+
+static void picks_add(struct picks *p, size_t i)
+{
+	ALLOC_GROW(p->i, p->n + 1, p->alloc);
+	p->i[p->n++] = i;
+}
+
+/* Branch runs walked per query, newest first. */
+#define WALK_PAGE 64
+
+/*
+ * The runs of branch whose commits the head contains, newest first, into anc (indexes into
+ * rs), walking the branch's runs stored before the head page by page in SQL and stopping
+ * once `need` are found. Without an ancestry answer: runs stored no later than mb_newest (the
+ * newest run at the merge-base), or all before the head when there is none. walk_lo/walk_hi
+ * get the range of rs holding the walked runs (every run of the branch between the head and
+ * the oldest walked, newest first: consecutive entries are neighbours on the branch).
+ */
+static int branch_ancestors(struct store *s, const char *branch, const struct run_meta *head,
+                            const char *mb, int64_t mb_newest, report_ancestry_fn ancestry,
+                            void *ctx, size_t need, struct runset *rs, struct picks *anc,
+                            size_t *walk_lo, size_t *walk_hi)
+{
+	int64_t before = head->id;
+	*walk_lo = *walk_hi = rs->n;
+	while (anc->n < need) {
+		struct store_run_filter f = {.branch = branch, .before = before, .limit = WALK_PAGE};
+		size_t from = rs->n;
+		long got = fetch(s, &f, rs);
+		if (got < 0)
+			return -1;
+		*walk_hi = rs->n;
+		if (!got)
+			break;
+		for (size_t i = from; i < rs->n && anc->n < need; i++) {
+			const struct run_meta *r = &rs->r[i];
+			int ok = -1;
+			if (*mb && !strcmp(r->commit, mb))
+				ok = 1;
+			else if (ancestry && *r->commit)
+				ok = ancestry(ctx, r->commit);
+			if (ok < 0)
+				ok = mb_newest ? r->id <= mb_newest : 1;
+			if (ok)
+				picks_add(anc, i);
 		}
-		struct store_query q = {.branch = branch, .from_run = from, .to_run = to};
+		before = rs->r[rs->n - 1].id;
+	}
+	return 0;
+}
+
+/*
+ * Merges the chosen runs that are not among the loaded history into *merged (whose stats the
+ * caller finishes): each stretch of them that are neighbours on their branch (consecutive in
+ * the walked range) is one store_merge_runs through the segment tree, O(log n) blobs; each
+ * other run is a range of one. No blob of a loaded run is decoded again.
+ */
+static int merge_rest(struct store *s, const struct runset *rs, const size_t *rest, size_t nrest,
+                      size_t walk_lo, size_t walk_hi, struct profile *merged)
+{
+	size_t k = 0;
+	while (k < nrest) {
+		/* rest[] is newest first; a stretch goes on while the next is the walked neighbour */
+		size_t end = k + 1;
+		while (end < nrest && rest[end - 1] >= walk_lo && rest[end] < walk_hi &&
+		       rest[end] == rest[end - 1] + 1)
+			end++;
+		const struct run_meta *newest = &rs->r[rest[k]], *oldest = &rs->r[rest[end - 1]];
+		struct store_query q = {
+		        .branch = newest->branch, .from_run = oldest->id, .to_run = newest->id};
 		struct profile *part = NULL;
 		size_t got = 0;
-		if (store_merge_runs(s, &q, &part, &got, NULL) < 0) {
-			ret = -1;
-			goto out;
-		}
-		if (got != expect) {
+		if (store_merge_runs(s, &q, &part, &got, NULL) < 0)
+			return -1;
+		if (got != end - k) {
 			profile_free(part);
-			ret = cp_error(
-			        "the database's run ranges of branch '%s' disagree with its "
-			        "run list (%zu runs merged, %zu expected): run 'ciprof gc' to "
-			        "rebuild them",
-			        branch, got, expect);
-			goto out;
+			return cp_error("the database's run ranges of branch '%s' disagree with its "
+			                "run list (%zu runs merged, %zu expected): run 'ciprof gc' to "
+			                "rebuild them",
+			                newest->branch, got, end - k);
 		}
 		profile_merge(merged, part);
 		profile_stats_add(&merged->stats, &part->stats);
 		profile_free(part);
+		k = end;
 	}
-	profile_stats_finish(&merged->stats);
-out:
-	free(want);
-	free(done);
-	if (ret < 0) {
-		profile_free(merged);
-		return ret;
-	}
-	*out = merged;
 	return 0;
-}
-
-/* The branches of the database, ", "-separated, for messages. Owned. */
-static char *branch_list(const struct run_meta *all, size_t nall)
-{
-	struct strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < nall; i++) {
-		int seen = !*all[i].branch;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(all[j].branch, all[i].branch);
-		if (seen)
-			continue;
-		if (sb.len)
-			strbuf_addstr(&sb, ", ");
-		if (sb.len > 400) {
-			strbuf_addstr(&sb, "...");
-			break;
-		}
-		strbuf_addstr(&sb, all[i].branch);
-	}
-	char *out = xstrdup(sb.len ? sb.buf : "(none)");
-	strbuf_release(&sb);
-	return out;
-}
-
-/*
- * The runs of branch whose commits the head contains, newest first, into anc[] (*na of them).
- * Without an ancestry answer: runs stored no later than the newest run at the merge-base,
- * else (no run there) stored before the head.
- */
-static void branch_ancestors(const struct run_meta *all, size_t nall, const char *branch,
-                             const struct run_meta *head, const char *mb,
-                             report_ancestry_fn ancestry, void *ctx,
-                             const struct run_meta **anc, size_t *na, size_t *nbranch)
-{
-	int64_t mb_newest = 0;
-	*na = *nbranch = 0;
-	for (size_t i = 0; i < nall; i++)
-		if (*mb && !strcmp(all[i].branch, branch) && !strcmp(all[i].commit, mb) &&
-		    all[i].id != head->id && all[i].id > mb_newest)
-			mb_newest = all[i].id;
-	for (size_t i = 0; i < nall; i++) {
-		if (strcmp(all[i].branch, branch))
-			continue;
-		(*nbranch)++;
-		/* Never the head, nor a run stored after it: a report stays what it was. */
-		if (all[i].id >= head->id)
-			continue;
-		int ok = -1;
-		if (*mb && !strcmp(all[i].commit, mb))
-			ok = 1;
-		else if (ancestry && *all[i].commit)
-			ok = ancestry(ctx, all[i].commit);
-		if (ok < 0)
-			ok = mb_newest ? all[i].id <= mb_newest : all[i].id < head->id;
-		if (ok)
-			anc[(*na)++] = &all[i];
-	}
 }
 
 int report_baseline_select(struct store *s, const struct run_meta *head, const char *ref,
                            const char *merge_base, size_t max_runs, report_ancestry_fn ancestry,
                            void *ctx, struct report_baseline *out)
 {
-	struct run_meta *all = NULL;
-	size_t nall = 0, n = 0, na = 0;
-	const struct run_meta **chosen = NULL, **hist = NULL;
+	struct runset rs = {0};
+	struct picks chosen = {0}, hist = {0};
+	size_t walk_lo = 0, walk_hi = 0;
+	int64_t nbranch = 0;
+	char *names = NULL;
 	int ret = 0;
 
 	if (!ref || !*ref)
@@ -211,44 +214,52 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 	set_str(&out->merge_base, xstrdup(mb));
 	if (!max_runs)
 		max_runs = 1;
-	if (store_list_runs(s, NULL, 0, &all, &nall) < 0)
-		return -1;
-	set_str(&out->branches, branch_list(all, nall));
-	chosen = xcalloc(nall ? nall : 1, sizeof(*chosen));
-	hist = xcalloc(nall ? nall : 1, sizeof(*hist));
 
 	/* 1. A run id: that run; history from its branch up to it. */
 	if (all_digits(ref)) {
-		int64_t id = strtoll(ref, NULL, 10);
-		for (size_t i = 0; i < nall; i++) {
-			if (all[i].id != id)
-				continue;
-			if (id == head->id) {
-				set_str(&out->none,
-				        xasprintf(
-				                "the base run %lld is the head run itself; name an "
-				                "earlier run, a branch or a commit with --base",
-				                (long long)id));
-				goto out;
-			}
-			chosen[n++] = &all[i];
-			set_str(&out->rule, xasprintf("run %lld", (long long)id));
-			break;
+		struct store_run_filter f = {.id = strtoll(ref, NULL, 10)};
+		size_t from = rs.n;
+		if (fetch(s, &f, &rs) < 0)
+			goto fail;
+		if (rs.n > from && rs.r[from].id == head->id) {
+			set_str(&out->none,
+			        xasprintf("the base run %lld is the head run itself; name an earlier "
+			                  "run, a branch or a commit with --base",
+			                  (long long)head->id));
+			goto out;
+		}
+		if (rs.n > from) {
+			picks_add(&chosen, from);
+			set_str(&out->rule, xasprintf("run %lld", (long long)rs.r[from].id));
 		}
 	}
 	/* 2. A branch: its runs the head contains, those at the merge-base first. */
-	if (!n) {
-		size_t nbranch = 0;
-		branch_ancestors(all, nall, ref, head, mb, ancestry, ctx, hist, &na, &nbranch);
-		/* The runs at the merge-base first (the head's own base), then the newest of
-		 * older commits: a run of an older commit stored later does not push them out. */
+	if (!chosen.n) {
+		/* Without the repository, the newest run at the merge-base bounds the runs (one
+		 * query, stopping at the first it finds). */
+		int64_t mb_newest = 0;
+		if (*mb && !ancestry) {
+			struct store_run_filter f = {
+			        .branch = ref, .commit = mb, .before = head->id, .limit = 1};
+			size_t from = rs.n;
+			if (fetch(s, &f, &rs) < 0)
+				goto fail;
+			if (rs.n > from)
+				mb_newest = rs.r[from].id;
+		}
+		if (branch_ancestors(s, ref, head, mb, mb_newest, ancestry, ctx,
+		                     max_runs + REPORT_HISTORY_RUNS, &rs, &hist, &walk_lo,
+		                     &walk_hi) < 0)
+			goto fail;
+		/* The runs at the merge-base first, then the newest of older commits: a run of an
+		 * older commit stored later does not push them out. */
 		for (int pass = 0; pass < 2; pass++)
-			for (size_t i = 0; i < na && n < max_runs; i++)
-				if ((*mb && !strcmp(hist[i]->commit, mb)) == !pass)
-					chosen[n++] = hist[i];
-		for (size_t i = 0; i < n; i++)
-			out->at_merge_base += *mb && !strcmp(chosen[i]->commit, mb);
-		size_t older = n - out->at_merge_base;
+			for (size_t k = 0; k < hist.n && chosen.n < max_runs; k++)
+				if ((*mb && !strcmp(rs.r[hist.i[k]].commit, mb)) == !pass)
+					picks_add(&chosen, hist.i[k]);
+		for (size_t k = 0; k < chosen.n; k++)
+			out->at_merge_base += *mb && !strcmp(rs.r[chosen.i[k]].commit, mb);
+		size_t n = chosen.n, older = n - out->at_merge_base;
 		if (n && out->at_merge_base && !older) {
 			set_str(&out->rule, xasprintf("%zu run%s of %s at the merge-base %.10s", n,
 			                              plural(n), ref, mb));
@@ -266,81 +277,121 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 			            : xasprintf("the newest %zu run%s of %s stored before the head "
 			                        "(the head has no merge-base with it)",
 			                        n, plural(n), ref));
-		} else if (nbranch) {
-			set_str(&out->none,
-			        xasprintf("branch %s has no run of a commit that the head run %lld "
-			                  "contains (its %zu runs are of later commits)",
-			                  ref, (long long)head->id, nbranch));
-			goto out;
+		} else {
+			if (store_count_runs(s, ref, &nbranch) < 0)
+				goto fail;
+			if (nbranch) {
+				set_str(&out->none,
+				        xasprintf("branch %s has no run of a commit that the head run "
+				                  "%lld contains (its %lld runs are of later commits)",
+				                  ref, (long long)head->id, (long long)nbranch));
+				goto branches;
+			}
 		}
 	}
 	/* 3. A commit (hex prefix): its runs, on any branch. */
-	if (!n && is_hex_prefix(ref)) {
-		size_t len = strlen(ref);
-		for (size_t i = 0; i < nall && n < max_runs; i++)
-			if (all[i].id != head->id && !strncasecmp(all[i].commit, ref, len))
-				chosen[n++] = &all[i];
-		if (n)
-			set_str(&out->rule, xasprintf("%zu run%s at commit %.10s", n, plural(n),
-			                              chosen[0]->commit));
+	if (!chosen.n && is_hex_prefix(ref)) {
+		char *lower = xstrdup(ref);
+		for (char *c = lower; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		struct store_run_filter f = {
+		        .commit_prefix = lower, .exclude = head->id, .limit = max_runs};
+		size_t from = rs.n;
+		long got = fetch(s, &f, &rs);
+		free(lower);
+		if (got < 0)
+			goto fail;
+		for (size_t i = from; i < rs.n; i++)
+			picks_add(&chosen, i);
+		if (chosen.n)
+			set_str(&out->rule, xasprintf("%zu run%s at commit %.10s", chosen.n,
+			                              plural(chosen.n), rs.r[chosen.i[0]].commit));
 	}
-	if (!n) {
+	if (!chosen.n) {
 		out->unknown = 1;
-		set_str(&out->none,
-		        xasprintf("no run, branch or commit named %s in the database (branches: "
-		                  "%s): profile the base branch with 'ciprof run' first, or name "
-		                  "a baseline with --base",
-		                  ref, out->branches));
-		goto out;
+		goto branches;
 	}
-	/* A run or a commit: history from the newest chosen run's branch, up to that run. */
-	if (!na) {
-		for (size_t i = 0; i < nall; i++)
-			if (!strcmp(all[i].branch, chosen[0]->branch) && all[i].id != head->id &&
-			    all[i].id <= chosen[0]->id)
-				hist[na++] = &all[i];
+	/* A run or a commit: history from the first chosen run's branch, up to that run. */
+	if (!hist.n) {
+		const struct run_meta *c0 = &rs.r[chosen.i[0]];
+		char *branch = xstrdup(c0->branch);
+		struct store_run_filter f = {.branch = branch,
+		                             .before = c0->id + 1,
+		                             .exclude = head->id,
+		                             .limit = REPORT_HISTORY_RUNS};
+		size_t from = rs.n;
+		long got = fetch(s, &f, &rs);
+		free(branch);
+		if (got < 0)
+			goto fail;
+		for (size_t i = from; i < rs.n; i++)
+			picks_add(&hist, i);
 	}
 
-	/* chosen[] is the merge-base's runs first, each part newest first; ids are kept oldest
-	 * first. */
+	size_t n = chosen.n;
 	out->ids = xmalloc(st_mult(n, sizeof(*out->ids)));
 	for (size_t i = 0; i < n; i++)
-		out->ids[i] = chosen[i]->id;
+		out->ids[i] = rs.r[chosen.i[i]].id;
 	qsort(out->ids, n, sizeof(*out->ids), id_cmp);
 	out->n = n;
-	set_str(&out->commit, xstrdup(chosen[0]->commit));
-	set_str(&out->branch, xstrdup(chosen[0]->branch));
+	set_str(&out->commit, xstrdup(rs.r[chosen.i[0]].commit));
+	set_str(&out->branch, xstrdup(rs.r[chosen.i[0]].branch));
 
-	size_t nload = na < REPORT_HISTORY_RUNS ? na : REPORT_HISTORY_RUNS;
+	/* The history, each blob decoded once; the chosen runs among it are merged from it, the
+	 * others through the segment tree. */
+	size_t nload = hist.n < REPORT_HISTORY_RUNS ? hist.n : REPORT_HISTORY_RUNS;
 	out->runs = xcalloc(nload ? nload : 1, sizeof(*out->runs));
 	for (size_t i = 0; i < nload; i++) {
-		if (store_load_profile(s, hist[i]->id, NULL, &out->runs[i]) < 0) {
-			ret = -1;
-			goto out;
-		}
+		if (store_load_profile(s, rs.r[hist.i[i]].id, NULL, &out->runs[i]) < 0)
+			goto fail;
 		out->nruns++;
 	}
-	/* The chosen runs from the loaded ones when all are there, else the segment tree. */
-	size_t found = 0;
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < nload; j++)
-			found += hist[j] == chosen[i];
-	if (found == n) {
-		out->merged = profile_new();
-		for (size_t i = 0; i < n; i++)
-			for (size_t j = 0; j < nload; j++)
-				if (hist[j] == chosen[i]) {
-					profile_merge(out->merged, out->runs[j]);
-					profile_stats_add(&out->merged->stats, &out->runs[j]->stats);
-				}
-		profile_stats_finish(&out->merged->stats);
-	} else if (merge_chosen(s, all, nall, chosen, n, &out->merged) < 0) {
-		ret = -1;
-		goto out;
+	out->merged = profile_new();
+	size_t *rest = xmalloc(st_mult(n, sizeof(*rest)));
+	size_t nrest = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < nload && rs.r[hist.i[j]].id != rs.r[chosen.i[i]].id)
+			j++;
+		if (j < nload) {
+			profile_merge(out->merged, out->runs[j]);
+			profile_stats_add(&out->merged->stats, &out->runs[j]->stats);
+		} else {
+			rest[nrest++] = chosen.i[i];
+		}
 	}
+	/* newest first by id, for the stretches */
+	for (size_t i = 1; i < nrest; i++)
+		for (size_t j = i; j > 0 && rs.r[rest[j]].id > rs.r[rest[j - 1]].id; j--) {
+			size_t t = rest[j];
+			rest[j] = rest[j - 1];
+			rest[j - 1] = t;
+		}
+	int mret = merge_rest(s, &rs, rest, nrest, walk_lo, walk_hi, out->merged);
+	free(rest);
+	if (mret < 0)
+		goto fail;
+	profile_stats_finish(&out->merged->stats);
+	goto out;
+
+branches:
+	/* Nothing chosen: the message names the branches there are. */
+	if (store_branch_names(s, &names, NULL) < 0)
+		goto fail;
+	set_str(&out->branches, xstrdup(*names ? names : "(none)"));
+	if (out->unknown)
+		set_str(&out->none,
+		        xasprintf("no run, branch or commit named %s in the database (branches: "
+		                  "%s): profile the base branch with 'ciprof run' first, or name a "
+		                  "baseline with --base",
+		                  ref, out->branches));
+	goto out;
+fail:
+	ret = -1;
 out:
-	free(chosen);
-	free(hist);
-	store_runs_free(all, nall);
+	free(names);
+	free(chosen.i);
+	free(hist.i);
+	runset_release(&rs);
 	return ret;
 }

@@ -1,7 +1,8 @@
 /* report/baseline: which stored runs a head run is compared with. A branch names the runs of
- * that branch at the head's merge-base commit, else its newest runs before the head; a run id
- * names that run; a commit (hex prefix) names the runs at that commit. The chosen runs are
- * merged through the store's segment tree. */
+ * that branch the head contains, those at the head's merge-base commit first; a run id names
+ * that run; a commit (hex prefix) names the runs at that commit. Selected in SQL, page by page
+ * (the work does not grow with the runs stored); the chosen runs are merged from the loaded
+ * history or through the store's segment tree, each blob decoded once. */
 #ifndef CP_REPORT_BASELINE_H
 #define CP_REPORT_BASELINE_H
 
@@ -54,7 +55,7 @@ void report_baseline_release(struct report_baseline *b);
  * A branch: its runs stored before the head whose commits are ancestors of the head
  * (ancestry(ctx, commit) == 1;
  * without an answer, runs stored no later than the newest run at the merge-base, else before
- * the head), newest first: those at the merge-base, then older ones, at most max_runs. Never
+ * the head): those at the merge-base first, then the newest older ones, at most max_runs. Never
  * a base run whose commit the head does not contain (the base branch's own later changes).
  * The newest REPORT_HISTORY_RUNS of the same runs are loaded as the history. fallback is set
  * when none is at the merge-base.

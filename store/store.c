@@ -944,6 +944,120 @@ fail:
 	return -1;
 }
 
+int store_find_runs(struct store *s, const struct store_run_filter *f, struct run_meta **out,
+                    size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	/* Each condition only when asked for, so SQLite can use runs(branch, id). */
+	struct strbuf sql = STRBUF_INIT;
+	strbuf_addstr(&sql, "SELECT " RUN_COLS " FROM runs WHERE 1");
+	if (f->id)
+		strbuf_addstr(&sql, " AND id = ?1");
+	if (f->branch)
+		strbuf_addstr(&sql, " AND branch = ?2");
+	if (f->commit)
+		strbuf_addstr(&sql, " AND commit_id = ?3");
+	if (f->commit_prefix)
+		strbuf_addstr(&sql, " AND commit_id LIKE ?4 || '%'");
+	if (f->before)
+		strbuf_addstr(&sql, " AND id < ?5");
+	if (f->exclude)
+		strbuf_addstr(&sql, " AND id <> ?6");
+	strbuf_addstr(&sql, " ORDER BY id DESC LIMIT ?7");
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql.buf, -1, &st, NULL);
+	strbuf_release(&sql);
+	if (prc != SQLITE_OK)
+		return store_sqlerr(s, "finding runs");
+	if (f->id)
+		sqlite3_bind_int64(st, 1, f->id);
+	if (f->branch)
+		sqlite3_bind_text(st, 2, f->branch, -1, SQLITE_STATIC);
+	if (f->commit)
+		sqlite3_bind_text(st, 3, f->commit, -1, SQLITE_STATIC);
+	if (f->commit_prefix)
+		sqlite3_bind_text(st, 4, f->commit_prefix, -1, SQLITE_STATIC);
+	if (f->before)
+		sqlite3_bind_int64(st, 5, f->before);
+	if (f->exclude)
+		sqlite3_bind_int64(st, 6, f->exclude);
+	sqlite3_bind_int64(st, 7, f->limit ? (int64_t)f->limit : -1);
+	struct run_meta *runs = NULL;
+	size_t nruns = 0, alloc = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ALLOC_GROW(runs, nruns + 1, alloc);
+		run_meta_init(&runs[nruns]);
+		fill_meta(st, &runs[nruns]);
+		nruns++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_sqlerr(s, "finding runs");
+		goto fail;
+	}
+	for (size_t i = 0; f->tags && i < nruns; i++)
+		if (load_tags(s, &runs[i]) < 0)
+			goto fail;
+	*out = runs;
+	*n = nruns;
+	return 0;
+fail:
+	store_runs_free(runs, nruns);
+	return -1;
+}
+
+int store_branch_names(struct store *s, char **out, int64_t *nbranches)
+{
+	*out = NULL;
+	sqlite3_stmt *st;
+	/* Newest first: the order a reader looks for. runs(branch, id) covers it. */
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT branch, COUNT(*) FROM runs WHERE branch <> '' GROUP BY branch "
+	                       "ORDER BY MAX(id) DESC",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return store_sqlerr(s, "listing branches");
+	struct strbuf sb = STRBUF_INIT;
+	int64_t nb = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		nb++;
+		if (sb.len > 400) {
+			if (!strstr(sb.buf, "..."))
+				strbuf_addstr(&sb, ", ...");
+			continue;
+		}
+		if (sb.len)
+			strbuf_addstr(&sb, ", ");
+		strbuf_addstr(&sb, col_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		strbuf_release(&sb);
+		return store_sqlerr(s, "listing branches");
+	}
+	*out = strbuf_detach(&sb, NULL);
+	if (nbranches)
+		*nbranches = nb;
+	return 0;
+}
+
+int store_count_runs(struct store *s, const char *branch, int64_t *out)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT COUNT(*) FROM runs WHERE branch = ?1", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return store_sqlerr(s, "counting runs");
+	sqlite3_bind_text(st, 1, branch, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(s, "counting runs");
+	return 0;
+}
+
 void store_runs_free(struct run_meta *runs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -57,6 +57,34 @@ int store_list_runs(struct store *s, const char *branch, size_t limit, struct ru
                     size_t *n);
 void store_runs_free(struct run_meta *runs, size_t n);
 
+/* Which runs store_find_runs lists; every condition is optional (0 / NULL: any). */
+struct store_run_filter {
+	int64_t id;                /* this run */
+	const char *branch;        /* of this branch */
+	const char *commit;        /* at this commit (the full id as stored) */
+	const char *commit_prefix; /* at a commit beginning with this (hex digits only) */
+	int64_t before;            /* stored before this run (id < before) */
+	int64_t exclude;           /* not this run */
+	size_t limit;              /* at most this many, the newest (0 = all) */
+	int tags;                  /* also read each run's tags (one more query per run) */
+};
+
+/*
+ * Lists the runs f selects, newest first (by id), in one SQL query (using the index on branch
+ * and id when a branch is given). *out is an array of *n initialized run_meta (owned:
+ * store_runs_free).
+ */
+int store_find_runs(struct store *s, const struct store_run_filter *f, struct run_meta **out,
+                    size_t *n);
+
+/* The branches that have runs, ", "-separated, the one with the newest run first (cut after
+ * about 400 characters with "..."); "" when none. *out is owned (free()). *nbranches (may be
+ * NULL) gets their number. */
+int store_branch_names(struct store *s, char **out, int64_t *nbranches);
+
+/* *out = how many runs branch has. */
+int store_count_runs(struct store *s, const char *branch, int64_t *out);
+
 /* Fills *out (run_meta_init'ed by the caller) with run id's metadata; an unknown id is an
  * error ("no run ID in FILE; 'ciprof runs' lists them"). */
 int store_get_run(struct store *s, int64_t id, struct run_meta *out);

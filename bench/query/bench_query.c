@@ -2,12 +2,15 @@
  * Stores one branch's synthetic history (bench/storage/synth.c) and, when it reaches each
  * checkpoint size (default 1k, 10k, 100k runs), times store_merge_runs over the last 100 runs
  * (the segment tree: O(log n) blobs) against loading and merging the same 100 runs one by one.
- * Goal: < 50 ms at 100k runs, growing logarithmically.
+ * Goal: < 50 ms at 100k runs, growing logarithmically. Also times choosing a head's baseline
+ * (report_baseline_select: a feature run whose merge-base is a main commit 3 runs back, 5 base
+ * runs and 10 history runs loaded), the whole of what 'ciprof report' reads before comparing.
  * usage: bench_query [--sizes 1000,10000,100000] [--stacks N] [--reps R] [--db FILE] */
 #include "bench/storage/synth.h"
 #include "common/error.h"
 #include "common/runmeta.h"
 #include "common/xalloc.h"
+#include "report/baseline.h"
 #include "store/store.h"
 
 #include <stdio.h>
@@ -67,8 +70,8 @@ int main(int argc, char **argv)
 	printf("one branch, %d stacks per run over 10 tests, 5%% churn per run; merge the last 100 "
 	       "runs, median of %d\n",
 	       stacks, reps);
-	printf("%9s %12s %14s %14s %10s %12s\n", "runs", "store (s)", "segtree (ms)", "one-by-one",
-	       "speedup", "db (MB)");
+	printf("%9s %12s %14s %14s %10s %12s %14s %14s\n", "runs", "store (s)", "segtree (ms)",
+	       "one-by-one", "speedup", "db (MB)", "baseline (ms)", "of it load 10");
 	long stored = 0;
 	double first_ms = 0;
 	for (int k = 0; k < nsizes; k++) {
@@ -78,6 +81,9 @@ int main(int argc, char **argv)
 			struct run_meta m;
 			run_meta_init(&m);
 			run_meta_set(&m.branch, "main");
+			char commit[41];
+			snprintf(commit, sizeof(commit), "%040lx", (unsigned long)stored + 1);
+			run_meta_set(&m.commit, commit);
 			if (store_add_run(s, &m, p) < 0)
 				die("store");
 			run_meta_release(&m);
@@ -119,6 +125,47 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bench_query: totals differ\n");
 			profile_free(sum);
 		}
+		/* A head on another branch, its merge-base main's commit 3 runs back. */
+		struct run_meta head;
+		run_meta_init(&head);
+		run_meta_set(&head.branch, "feature");
+		run_meta_set(&head.base_branch, "main");
+		char mb[41];
+		snprintf(mb, sizeof(mb), "%040lx", (unsigned long)stored - 3);
+		run_meta_set(&head.merge_base, mb);
+		struct profile *hp = synth_next(w, 0.05, 3000);
+		if (store_add_run(s, &head, hp) < 0)
+			die("store head");
+		profile_free(hp);
+		double *sel = xcalloc((size_t)reps, sizeof(double));
+		for (int r = 0; r < reps; r++) {
+			struct report_baseline b;
+			report_baseline_init(&b);
+			double a = now_ms();
+			if (report_baseline_select(s, &head, "main", NULL, 5, NULL, NULL, &b) < 0)
+				die("baseline");
+			sel[r] = now_ms() - a;
+			if (b.n != 5 || b.nruns != 10 || b.fallback)
+				fprintf(stderr, "bench_query: unexpected baseline (%zu runs, %zu history)\n",
+				        b.n, b.nruns);
+			report_baseline_release(&b);
+		}
+		run_meta_release(&head);
+		/* What of that is loading the 10 history runs (main's newest up to the merge-base):
+		 * the rest is choosing them and merging the 5. */
+		double *load = xcalloc((size_t)reps, sizeof(double));
+		for (int r = 0; r < reps; r++) {
+			double a = now_ms();
+			for (int64_t id = latest - 12; id <= latest - 3; id++) {
+				struct profile *p;
+				if (store_load_profile(s, id, NULL, &p) < 0)
+					die("load");
+				profile_free(p);
+			}
+			load[r] = now_ms() - a;
+		}
+		qsort(load, (size_t)reps, sizeof(double), cmp);
+		qsort(sel, (size_t)reps, sizeof(double), cmp);
 		qsort(seg, (size_t)reps, sizeof(double), cmp);
 		qsort(brute, (size_t)breps, sizeof(double), cmp);
 		struct store_counts c;
@@ -127,9 +174,11 @@ int main(int argc, char **argv)
 		double med = seg[reps / 2];
 		if (!k)
 			first_ms = med;
-		printf("%9ld %12.1f %14.2f %14.2f %9.1fx %12.1f", stored, store_s, med,
+		printf("%9ld %12.1f %14.2f %14.2f %9.1fx %12.1f %14.2f %14.2f", stored, store_s, med,
 		       brute[breps / 2], brute[breps / 2] / med,
-		       (double)(c.page_count * c.page_size) / 1e6);
+		       (double)(c.page_count * c.page_size) / 1e6, sel[reps / 2], load[reps / 2]);
+		free(sel);
+		free(load);
 		if (k)
 			printf("   (x%.2f of the first size)", med / first_ms);
 		printf("\n");

@@ -237,6 +237,91 @@ static void test_merge_base_first(void **state)
 	fixture_release(&fx);
 }
 
+/* The ancestors of a head branched at main's 40th commit (of 80). */
+static int contains_upto40(void *ctx, const char *commit)
+{
+	(void)ctx;
+	unsigned k;
+	if (sscanf(commit, "c0de%04x", &k) != 1)
+		return 0;
+	return k <= 40;
+}
+
+static void test_long_history(void **state)
+{
+	(void)state;
+	/* main has 80 runs, one per commit c0de0001..c0de0050 (hex); feature branched at the
+	 * 40th. --base-runs 30: the merge-base's run and the 29 before it, found by walking
+	 * main's runs in SQL pages past the 40 later ones (never used), 10 loaded as history and
+	 * the other 20 merged through the segment tree: the sum is exactly the runs' sum. */
+	struct fixture fx;
+	fixture_open(&fx);
+	int64_t ids[81];
+	uint64_t totals[81];
+	char commit[16];
+	for (unsigned k = 1; k <= 80; k++) {
+		struct run_meta m;
+		snprintf(commit, sizeof(commit), "c0de%04x", k);
+		tu_meta(&m, "main", commit);
+		struct profile *p = tu_random_profile(100 + k, 3, 20, 10, 4);
+		assert_int_equal(store_add_run(fx.s, &m, p), 0);
+		ids[k] = m.id;
+		totals[k] = profile_total(p, NULL);
+		profile_free(p);
+		run_meta_release(&m);
+	}
+	struct run_meta hm;
+	tu_meta(&hm, "feature", "f00d0001");
+	run_meta_set(&hm.base_branch, "main");
+	run_meta_set(&hm.merge_base, "c0de0028"); /* the 40th */
+	struct profile *hp = tu_random_profile(7, 3, 20, 10, 4);
+	assert_int_equal(store_add_run(fx.s, &hm, hp), 0);
+	profile_free(hp);
+	struct report_baseline b;
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &hm, NULL, NULL, 30, contains_upto40, NULL,
+	                                        &b),
+	                 0);
+	assert_int_equal(b.n, 30);
+	assert_int_equal(b.at_merge_base, 1);
+	assert_false(b.fallback);
+	assert_int_equal(b.nruns, REPORT_HISTORY_RUNS);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < b.n; i++) {
+		assert_int_equal(b.ids[i], ids[11 + i]); /* runs 11..40, oldest first */
+		sum += totals[11 + i];
+	}
+	assert_true(profile_total(b.merged, NULL) == sum);
+	assert_string_equal(b.commit, "c0de0028");
+	report_baseline_release(&b);
+	/* Without the repository: the recorded merge-base bounds the runs the same way. */
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &hm, "main", NULL, 30, NULL, NULL, &b), 0);
+	assert_int_equal(b.n, 30);
+	assert_int_equal(b.ids[29], ids[40]);
+	assert_true(profile_total(b.merged, NULL) == sum);
+	report_baseline_release(&b);
+	/* A commit prefix, any case: the runs at that commit. */
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &hm, "C0DE0005", NULL, 5, NULL, NULL, &b), 0);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(b.ids[0], ids[5]);
+	assert_true(profile_total(b.merged, NULL) == totals[5]);
+	assert_int_equal(b.nruns, 5); /* its branch's runs up to it */
+	report_baseline_release(&b);
+	/* A run id. */
+	char rid[32];
+	snprintf(rid, sizeof(rid), "%lld", (long long)ids[60]);
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &hm, rid, NULL, 5, NULL, NULL, &b), 0);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(b.ids[0], ids[60]);
+	assert_int_equal(b.nruns, REPORT_HISTORY_RUNS);
+	report_baseline_release(&b);
+	run_meta_release(&hm);
+	fixture_release(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +329,7 @@ int main(void)
 	        cmocka_unit_test(test_fallback_only_ancestors),
 	        cmocka_unit_test(test_unknown_ref),
 	        cmocka_unit_test(test_merge_base_first),
+	        cmocka_unit_test(test_long_history),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
