@@ -1,14 +1,15 @@
-/* Torture test of the store, after curl's: storing a run (open, add, close) is repeated with
- * the k-th file write (xWrite, xTruncate or xSync of the database, its WAL or journal), the
- * k-th SQLite allocation, or the k-th ciprof allocation (xmalloc & co.) failing, for every k
- * the operation reaches. Each time the database must stay intact (integrity check, the runs
- * before it unchanged, the new run all there or not at all, never twice) and the failure
- * must be reported clearly: a message naming the file, or for ciprof's own allocations (which
- * abort by design) "out of memory". A failed store is then retried on the same handle with
- * the faults off and must succeed: nothing cached in memory may outlive the rolled-back
- * transaction. The faults come from a shim VFS and SQLite's allocator hook
- * (SQLITE_CONFIG_MALLOC) set up here, and from xalloc_test_fail; each attempt runs in a
- * forked child, since an xmalloc failure aborts. */
+/* Torture test of the store, after curl's: storing a run (open, add, close) and gc (fold two
+ * runs of one commit, drop them, rewrite every table, close) are repeated with the k-th file
+ * write (xWrite, xTruncate or xSync of the database, its WAL or journal), the k-th SQLite
+ * allocation, or the k-th ciprof allocation (xmalloc & co.) failing, for every k the operation
+ * reaches. Each time the database must pass store_check and hold exactly what it held before
+ * or exactly what the operation makes of it (every run's metadata, profile and test outcomes
+ * compared), and the failure must be reported clearly: a message naming the file, or for
+ * ciprof's own allocations (which abort by design) "out of memory". A failed operation is then
+ * retried on the same handle with the faults off and must succeed: nothing cached in memory
+ * may outlive the rolled-back transaction. The faults come from a shim VFS and SQLite's
+ * allocator hook (SQLITE_CONFIG_MALLOC) set up here, and from xalloc_test_fail; each attempt
+ * runs in a forked child, since an xmalloc failure aborts. */
 #include "store/store.h"
 #include "common/error.h"
 #include "test_store_util.h"
@@ -247,11 +248,13 @@ static void faults_install(void)
 	xalloc_test_fail = xalloc_fault;
 }
 
-/* ---- the operation under torture --------------------------------------------------------- */
+/* ---- the operations under torture -------------------------------------------------------- */
+
+enum op { OP_ADD, OP_GC };
+static const char *const op_name[] = {"store a run", "gc"};
 
 static char *tmp, *base_db, *work_db;
 static struct profile *base_prof[3], *new_prof;
-static char *base_folded[3], *new_folded;
 
 /* What a child reports through its pipe. */
 struct outcome {
@@ -265,39 +268,52 @@ struct outcome {
 static void meta_for(struct run_meta *m, int i)
 {
 	char commit[41];
-	snprintf(commit, sizeof(commit), "%040d", i + 1);
+	/* runs 0 and 1 are of one commit, so that gc folds them */
+	snprintf(commit, sizeof(commit), "%040d", i ? i + 1 : 2);
 	tu_meta(m, "main", commit);
 	m->created_at = 1700000000 + i;
 	m->wall_seconds = 1.5;
 	run_meta_set_tag(m, "job", i == 3 ? "victim" : "base");
 }
 
-/* Opens work_db, stores the new run, closes: with kind's k-th attempt failing. */
-static void store_new_run(struct outcome *o, enum fault_kind kind, long k)
+static int do_op(struct store *s, enum op op, struct run_meta *m)
+{
+	if (op == OP_ADD)
+		return store_add_run(s, m, new_prof);
+	/* The two oldest runs (of one commit) go, folded into one: gc rewrites every table. */
+	struct store_gc_opts o = {.keep_runs = 1, .fold = 1};
+	struct store_gc_result r;
+	return store_gc(s, &o, &r);
+}
+
+/* Opens work_db, does op, closes: with kind's k-th attempt failing. */
+static void run_op(struct outcome *o, enum op op, enum fault_kind kind, long k)
 {
 	struct store *s = NULL;
 	struct run_meta m;
 	meta_for(&m, 3);
-	fault_kind = kind;
 	fault_at = k;
 	fault_count = 0;
 	fault_fired = 0;
+	/* Opening is tortured with storing a run; gc's faults start after it. */
+	if (op == OP_ADD)
+		fault_kind = kind;
 	o->open_rc = store_open(&s, work_db, STORE_CREATE);
 	if (o->open_rc < 0) {
 		snprintf(o->msg, sizeof(o->msg), "%s", cp_last_error());
 		goto out;
 	}
-	o->add_rc = store_add_run(s, &m, new_prof);
+	fault_kind = kind;
+	o->add_rc = do_op(s, op, &m);
 	if (o->add_rc < 0) {
 		snprintf(o->msg, sizeof(o->msg), "%s", cp_last_error());
 		o->count = fault_count;
 		o->fired = fault_fired;
 		fault_kind = FAULT_NONE;
-		o->retry_rc = store_add_run(s, &m, new_prof);
+		o->retry_rc = do_op(s, op, &m);
 		if (o->retry_rc < 0)
 			snprintf(o->msg, sizeof(o->msg), "retry: %s", cp_last_error());
 	}
-	o->id = m.id;
 	store_close(s);
 out:
 	if (fault_kind != FAULT_NONE) {
@@ -334,9 +350,10 @@ static void remove_db(const char *path)
 	unlink(path);
 }
 
-/* Runs store_new_run in a child with kind's k-th attempt failing (k = 0: none). *o gets its
+/* Runs run_op in a child with kind's k-th attempt failing (k = 0: none). *o gets its
  * outcome; *aborted whether it died of SIGABRT, *err_out its stderr (owned). */
-static void attempt(enum fault_kind kind, long k, struct outcome *o, int *aborted, char **err_out)
+static void attempt(enum op op, enum fault_kind kind, long k, struct outcome *o, int *aborted,
+                    char **err_out)
 {
 	remove_db(work_db);
 	copy_file(base_db, work_db);
@@ -352,7 +369,7 @@ static void attempt(enum fault_kind kind, long k, struct outcome *o, int *aborte
 		if (fd < 0 || dup2(fd, 2) < 0)
 			_exit(99);
 		struct outcome r = {.open_rc = -2, .add_rc = -2, .retry_rc = -2};
-		store_new_run(&r, kind, k);
+		run_op(&r, op, kind, k);
 		fault_kind = FAULT_NONE;
 		if (write(fds[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
 			_exit(98);
@@ -377,9 +394,9 @@ static void attempt(enum fault_kind kind, long k, struct outcome *o, int *aborte
 	free(err_path);
 }
 
-/* The database at work_db is sound, holds the three base runs unchanged and the new run once
- * when stored (1), not at all when not (0), either way when maybe (-1). */
-static void check_db(const char *what, long k, int stored)
+/* What the database at work_db holds, as text: every run (commit, tags, folded profile, test
+ * outcomes), oldest first; after checking it is sound. Owned. */
+static char *snapshot(const char *what, long k)
 {
 	struct store *s;
 	if (store_open(&s, work_db, 0) < 0)
@@ -389,100 +406,123 @@ static void check_db(const char *what, long k, int stored)
 	struct run_meta *runs;
 	size_t n;
 	assert_int_equal(store_list_runs(s, NULL, 0, &runs, &n), 0);
-	if (n < 3 || n > 4 || (stored == 1 && n != 4) || (stored == 0 && n != 3))
-		fail_msg("%s %ld: %zu runs after a store that %s", what, k, n,
-		         stored == 1 ? "succeeded" : stored == 0 ? "failed" : "aborted");
-	for (size_t i = 0; i < n; i++) {
-		size_t idx = n - 1 - i; /* oldest first */
-		struct run_meta want;
-		meta_for(&want, (int)idx);
-		assert_string_equal(runs[i].commit, want.commit);
-		assert_int_equal(runs[i].ntags, 1);
-		assert_string_equal(runs[i].tags[0].value, want.tags[0].value);
-		run_meta_release(&want);
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = n; i-- > 0;) {
+		strbuf_addf(&sb, "run %s", runs[i].commit);
+		for (size_t t = 0; t < runs[i].ntags; t++)
+			strbuf_addf(&sb, " %s=%s", runs[i].tags[t].key, runs[i].tags[t].value);
 		struct profile *p;
 		if (store_load_profile(s, runs[i].id, NULL, &p) < 0)
 			fail_msg("%s %ld: run %lld: %s", what, k, (long long)runs[i].id,
 			         cp_last_error());
 		char *folded = tu_folded(p, NULL);
-		assert_string_equal(folded, idx < 3 ? base_folded[idx] : new_folded);
-		if (idx == 3)
-			assert_int_equal(p->nresults, new_prof->nresults);
+		strbuf_addf(&sb, " results %zu\n%s", p->nresults, folded);
 		free(folded);
 		profile_free(p);
 	}
 	store_runs_free(runs, n);
 	store_close(s);
+	return strbuf_detach(&sb, NULL);
 }
 
-/* Fails each attempt of kind in turn; returns how many there were. */
-static void torture(enum fault_kind kind)
+/* The database is as before the operation (done = 0), as after it (1), or either (-1). */
+static void check_db(const char *what, long k, int done, const char *before, const char *after)
+{
+	char *now = snapshot(what, k);
+	int is_before = !strcmp(now, before), is_after = !strcmp(now, after);
+	if ((done == 0 && !is_before) || (done == 1 && !is_after) || (!is_before && !is_after))
+		fail_msg("%s %ld: the database holds neither what it held before nor what the "
+		         "operation makes of it (the operation %s)",
+		         what, k, done == 1 ? "succeeded" : done == 0 ? "failed" : "aborted");
+	free(now);
+}
+
+/* Fails each attempt of kind during op in turn. */
+static void torture(enum op op, enum fault_kind kind)
 {
 	struct outcome o;
 	int aborted;
 	char *err;
-	/* Count the attempts of a clean store. */
-	attempt(kind, 0, &o, &aborted, &err);
+	/* The database before and after a clean op, and how many attempts it makes. */
+	remove_db(work_db);
+	copy_file(base_db, work_db);
+	char *before = snapshot("before", 0);
+	attempt(op, kind, 0, &o, &aborted, &err);
 	free(err);
 	assert_false(aborted);
 	assert_int_equal(o.open_rc, 0);
 	assert_int_equal(o.add_rc, 0);
-	check_db(fault_name[kind], 0, 1);
+	char *after = snapshot("after", 0);
+	assert_string_not_equal(before, after);
 	long total = o.count;
 	assert_true(total > 0);
 	long nopen = 0, nadd = 0, nabort = 0, nabsorbed = 0;
+	char *what = xasprintf("%s, %s", op_name[op], fault_name[kind]);
 	for (long k = 1; k <= total; k++) {
-		attempt(kind, k, &o, &aborted, &err);
-		const char *what = fault_name[kind];
+		attempt(op, kind, k, &o, &aborted, &err);
 		if (aborted) {
 			/* Only ciprof's own allocations abort, and they say why. */
 			if (kind != FAULT_XALLOC || !strstr(err, "ciprof: out of memory"))
 				fail_msg("%s %ld: aborted: %s", what, k, err);
-			check_db(what, k, -1);
+			check_db(what, k, -1, before, after);
 			nabort++;
 		} else if (o.open_rc < 0) {
 			if (!strstr(o.msg, work_db))
 				fail_msg("%s %ld: unclear error on open: %s", what, k, o.msg);
-			check_db(what, k, 0);
+			check_db(what, k, 0, before, after);
 			nopen++;
 		} else if (o.add_rc < 0) {
 			if (!strstr(o.msg, work_db) || o.retry_rc != 0)
 				fail_msg("%s %ld: unclear error or failed retry: %s", what, k,
 				         o.msg);
-			check_db(what, k, 1);
+			check_db(what, k, 1, before, after);
 			nadd++;
 		} else {
 			/* SQLite may absorb a failure (a cache it could not grow, a sync it
-			 * retries at close): then the run is stored. */
-			check_db(what, k, 1);
+			 * retries at close): then the operation is done. */
+			check_db(what, k, 1, before, after);
 			nabsorbed++;
 		}
 		if (kind != FAULT_XALLOC && err[0])
 			fail_msg("%s %ld: unexpected output: %s", what, k, err);
 		free(err);
 	}
-	print_message("%s: failed each of %ld in turn: %ld failed the open, %ld the store "
+	print_message("%s: failed each of %ld in turn: %ld failed the open, %ld the operation "
 	              "(retried), %ld aborted, %ld absorbed by SQLite\n",
-	              fault_name[kind], total, nopen, nadd, nabort, nabsorbed);
-
+	              what, total, nopen, nadd, nabort, nabsorbed);
+	free(what);
+	free(before);
+	free(after);
 }
 
-static void test_torture_writes(void **state)
+static void test_torture_add_writes(void **state)
 {
-	(void)state;
-	torture(FAULT_WRITE);
+	torture(OP_ADD, FAULT_WRITE);
 }
 
-static void test_torture_sqlite_malloc(void **state)
+static void test_torture_add_sqlite_malloc(void **state)
 {
-	(void)state;
-	torture(FAULT_SQLITE_MALLOC);
+	torture(OP_ADD, FAULT_SQLITE_MALLOC);
 }
 
-static void test_torture_xalloc(void **state)
+static void test_torture_add_xalloc(void **state)
 {
-	(void)state;
-	torture(FAULT_XALLOC);
+	torture(OP_ADD, FAULT_XALLOC);
+}
+
+static void test_torture_gc_writes(void **state)
+{
+	torture(OP_GC, FAULT_WRITE);
+}
+
+static void test_torture_gc_sqlite_malloc(void **state)
+{
+	torture(OP_GC, FAULT_SQLITE_MALLOC);
+}
+
+static void test_torture_gc_xalloc(void **state)
+{
+	torture(OP_GC, FAULT_XALLOC);
 }
 
 static int setup(void **state)
@@ -490,7 +530,9 @@ static int setup(void **state)
 	(void)state;
 	unsetenv("CIPROF_DB_TIMEOUT_MS");
 	faults_install();
-	tmp = tu_tmpdir();
+	/* In memory where there is a tmpfs: thousands of copies of a small file, no disk. */
+	char tmpl[] = "/dev/shm/ciprof-torture-XXXXXX";
+	tmp = mkdtemp(tmpl) ? xstrdup(tmpl) : tu_tmpdir();
 	if (!tmp)
 		return -1;
 	base_db = xasprintf("%s/base.db", tmp);
@@ -500,7 +542,6 @@ static int setup(void **state)
 		return -1;
 	for (int i = 0; i < 3; i++) {
 		base_prof[i] = tu_random_profile(100 + (uint64_t)i, 4, 40, 16, 5);
-		base_folded[i] = tu_folded(base_prof[i], NULL);
 		struct run_meta m;
 		meta_for(&m, i);
 		if (store_add_run(s, &m, base_prof[i]) < 0)
@@ -513,7 +554,6 @@ static int setup(void **state)
 	new_prof = tu_random_profile(102, 5, 60, 24, 6);
 	profile_set_result(new_prof, profile_intern(new_prof, "test_1"), 1, 0.25);
 	profile_set_result(new_prof, profile_intern(new_prof, "test_2"), 0, 0.5);
-	new_folded = tu_folded(new_prof, NULL);
 	return 0;
 }
 
@@ -526,10 +566,8 @@ static int teardown(void **state)
 	free(cmd);
 	for (int i = 0; i < 3; i++) {
 		profile_free(base_prof[i]);
-		free(base_folded[i]);
 	}
 	profile_free(new_prof);
-	free(new_folded);
 	free(base_db);
 	free(work_db);
 	free(tmp);
@@ -539,9 +577,12 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_torture_writes),
-	        cmocka_unit_test(test_torture_sqlite_malloc),
-	        cmocka_unit_test(test_torture_xalloc),
+	        cmocka_unit_test(test_torture_add_writes),
+	        cmocka_unit_test(test_torture_add_sqlite_malloc),
+	        cmocka_unit_test(test_torture_add_xalloc),
+	        cmocka_unit_test(test_torture_gc_writes),
+	        cmocka_unit_test(test_torture_gc_sqlite_malloc),
+	        cmocka_unit_test(test_torture_gc_xalloc),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
