@@ -803,6 +803,130 @@ static void test_gitignore_and_default_path(void **state)
 	free(git);
 }
 
+/* gc with fold: the old runs of one branch and commit (also not next to each other) become
+ * one run, the newest of them, holding their mean profile and tagged with how many runs it
+ * holds; an old run alone at its commit stays; ranges and the file stay sound; an aggregate
+ * folded again weighs the runs it holds. */
+static void fold_put(struct store *s, const char *branch, const char *commit,
+                     const struct profile *p, int64_t *id)
+{
+	struct run_meta m;
+	tu_meta(&m, branch, commit);
+	if (store_add_run(s, &m, p) < 0)
+		fail_msg("%s", cp_last_error());
+	*id = m.id;
+	run_meta_release(&m);
+}
+
+static void expect_profile(struct store *s, int64_t id, const struct profile *want)
+{
+	struct profile *got = NULL;
+	if (store_load_profile(s, id, NULL, &got) < 0)
+		fail_msg("%s", cp_last_error());
+	char *x = tu_folded(want, NULL), *y = tu_folded(got, NULL);
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+	profile_free(got);
+}
+
+static const char *tag_of(const struct run_meta *m, const char *key)
+{
+	for (size_t i = 0; i < m->ntags; i++)
+		if (!strcmp(m->tags[i].key, key))
+			return m->tags[i].value;
+	return NULL;
+}
+
+static void test_gc_fold(void **state)
+{
+	char *db = path_in("fold.db");
+	struct store *s = open_ok(db, STORE_CREATE);
+	struct profile *p[5];
+	for (int i = 0; i < 5; i++)
+		p[i] = tu_random_profile((uint64_t)(40 + i), 3, 80, 25, 8);
+	/* ids 1..10: main c1 c1, feat f1, main c2 c1 c3 c3, feat f1, main c4, feat f2 */
+	int64_t id[11];
+	fold_put(s, "main", "c1", p[0], &id[1]);
+	fold_put(s, "main", "c1", p[0], &id[2]);
+	fold_put(s, "feat", "f1", p[4], &id[3]);
+	fold_put(s, "main", "c2", p[1], &id[4]);
+	fold_put(s, "main", "c1", p[0], &id[5]);
+	fold_put(s, "main", "c3", p[2], &id[6]);
+	fold_put(s, "main", "c3", p[2], &id[7]);
+	fold_put(s, "feat", "f1", p[4], &id[8]);
+	fold_put(s, "main", "c4", p[3], &id[9]);
+	fold_put(s, "feat", "f2", p[4], &id[10]);
+	struct store_gc_opts o = {.keep_runs = 3, .fold = 1};
+	struct store_gc_result r;
+	if (store_gc(s, &o, &r) < 0)
+		fail_msg("%s", cp_last_error());
+	/* c1 {1, 2, 5} -> 5, c3 {6, 7} -> 7; f1's run 3 and c2's run 4 are alone among the old */
+	assert_int_equal(r.runs_folded, 5);
+	assert_int_equal(r.aggregates, 2);
+	assert_int_equal(r.runs_deleted, 3);
+	assert_int_equal(r.runs_kept, 7);
+	assert_int_equal(store_check(s), 0);
+	struct run_meta *runs;
+	size_t n;
+	assert_int_equal(store_list_runs(s, "main", 0, &runs, &n), 0);
+	assert_int_equal(n, 4); /* newest first: 9, 7, 5, 4 */
+	assert_int_equal(runs[0].id, id[9]);
+	assert_int_equal(runs[1].id, id[7]);
+	assert_int_equal(runs[2].id, id[5]);
+	assert_int_equal(runs[3].id, id[4]);
+	assert_string_equal(tag_of(&runs[1], STORE_TAG_AGGREGATE), "2");
+	assert_string_equal(tag_of(&runs[2], STORE_TAG_AGGREGATE), "3");
+	assert_null(tag_of(&runs[3], STORE_TAG_AGGREGATE));
+	store_runs_free(runs, n);
+	/* the mean of equal runs is that run */
+	expect_profile(s, id[5], p[0]);
+	expect_profile(s, id[7], p[2]);
+	expect_profile(s, id[4], p[1]);
+	/* the branch's range is its four runs, in their new order */
+	struct profile *want = profile_new();
+	for (int i = 0; i < 4; i++)
+		profile_merge(want, p[i]);
+	struct store_query q = {.branch = "main"};
+	struct profile *got = NULL;
+	size_t nruns;
+	if (store_merge_runs(s, &q, &got, &nruns, NULL) < 0)
+		fail_msg("%s", cp_last_error());
+	assert_int_equal(nruns, 4);
+	char *x = tu_folded(want, NULL), *y = tu_folded(got, NULL);
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+	profile_free(got);
+	profile_free(want);
+
+	/* c1 again: the aggregate of 3 and one more run make an aggregate of 4 */
+	int64_t id11, id12;
+	fold_put(s, "main", "c1", p[0], &id11);
+	fold_put(s, "main", "c5", p[1], &id12);
+	struct store_gc_opts o2 = {.keep_runs = 1, .fold = 1};
+	if (store_gc(s, &o2, &r) < 0)
+		fail_msg("%s", cp_last_error());
+	assert_int_equal(store_check(s), 0);
+	struct run_meta m;
+	run_meta_init(&m);
+	assert_int_equal(store_get_run(s, id11, &m), 0);
+	assert_string_equal(tag_of(&m, STORE_TAG_AGGREGATE), "4");
+	run_meta_release(&m);
+	expect_profile(s, id11, p[0]);
+	assert_int_not_equal(store_get_run(s, id[5], &m), 0);
+	/* feat's f1 {3, 8} folded too */
+	run_meta_init(&m);
+	assert_int_equal(store_get_run(s, id[8], &m), 0);
+	assert_string_equal(tag_of(&m, STORE_TAG_AGGREGATE), "2");
+	run_meta_release(&m);
+	expect_profile(s, id[8], p[4]);
+	for (int i = 0; i < 5; i++)
+		profile_free(p[i]);
+	store_close(s);
+	free(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -821,6 +945,7 @@ int main(void)
 	        cmocka_unit_test(test_locked),
 	        cmocka_unit_test(test_one_busy_budget),
 	        cmocka_unit_test(test_gitignore_and_default_path),
+	        cmocka_unit_test(test_gc_fold),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
