@@ -1,7 +1,7 @@
 #!/bin/bash
 # Overhead of `ciprof run` on a CPU-bound multi-process workload, next to `perf record`.
 #
-#   bench/overhead/run.sh [--quick] [--rounds N]
+#   bench/overhead/run.sh [--quick] [--rounds N] [--base BUILD]
 #
 # Uses an existing build ($CIPROF_BUILD, else ./build): build/ciprof and the accuracy
 # workload (build/examples/accuracy/accuracy_workload); builds nothing. The workload is a
@@ -18,6 +18,7 @@
 # handles (examples/nofp at 999 Hz, from `ciprof run -v`); and a process-heavy workload (sh
 # starting 300 processes of 3 ms of CPU, build/tests/burn_ms) bare and under ciprof at 99 and
 # 999 Hz (and 999 Hz fp-only); and the leaf fix-up's time per sample (from `ciprof run -v`).
+# --base BUILD adds BUILD/ciprof at 999 Hz to the process-heavy rows (a before/after check).
 # On a noisy machine only the side-by-side ratios mean anything. Not part of ctest.
 set -eu
 
@@ -27,11 +28,13 @@ build=${CIPROF_BUILD:-$src/build}
 rounds=5
 fixed_runs=20
 scale=2.5
+base=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) rounds=3; fixed_runs=10; scale=1 ;;
 	--rounds) rounds=$2; shift ;;
-	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--base) base=$2; shift ;;
+	-h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -48,14 +51,20 @@ for f in "$ciprof" "$workload"; do
 done
 command -v python3 >/dev/null || { echo "run.sh: python3 is needed" >&2; exit 1; }
 
+if [ -n "$base" ] && [ ! -x "$base/ciprof" ]; then
+	echo "run.sh: --base $base: no $base/ciprof" >&2
+	exit 1
+fi
+
 exec python3 - "$ciprof" "$workload" "$rounds" "$fixed_runs" "$scale" "$nofp" \
-	"$build/tests/burn_ms" <<'PY'
+	"$build/tests/burn_ms" "${base:+$base/ciprof}" <<'PY'
 import os, shutil, statistics, subprocess, sys, tempfile, time
 sys.stdout.reconfigure(line_buffering=True)
 
 ciprof, workload, rounds, fixed_runs, scale = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 nofp = sys.argv[6]
 burn = sys.argv[7]
+base_ciprof = sys.argv[8] if len(sys.argv) > 8 else ""
 tmp = tempfile.mkdtemp(prefix="ciprof-bench-")
 truth = os.path.join(tmp, "truth.txt")
 perf_data = os.path.join(tmp, "perf.data")
@@ -178,6 +187,9 @@ if os.access(burn, os.X_OK):
                                   for hz in ("99", "999")]
     hmodes.append(("ciprof 999 fp-only", [ciprof, "run", "--hz", "999", "--unwind", "fp-only",
                                           "--no-store", "--"] + heavy))
+    if base_ciprof:  # --base BUILD: another build's ciprof side by side (before/after a change)
+        hmodes.append(("base ciprof --hz 999", [base_ciprof, "run", "--hz", "999", "--no-store",
+                                                "--"] + heavy))
     hres = {name: [] for name, _ in hmodes}
     for r in range(rounds):
         for name, cmd in hmodes[r % len(hmodes):] + hmodes[:r % len(hmodes)]:

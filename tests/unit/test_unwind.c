@@ -2,7 +2,8 @@
  * chain of functions built without frame pointers, unwinds the copy against its own mappings
  * and checks every return address; then copies cut short, missing registers, missing maps,
  * garbage stacks, the session cache, perf's register layout, the merge with frame-pointer
- * chains and the truncated-stack check. */
+ * chains and the truncated-stack check; and unwinder_fix_leaf on two assembly leaves with CFI
+ * (frameless, and one that reuses %rbp) called from a frame-pointer function. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -454,6 +455,142 @@ static void test_truncation(void **state)
 	profile_free(p);
 }
 
+/* ---- unwinder_fix_leaf: a frame-pointer chain whose leaf has no frame ---- */
+
+/* Two leaves in assembly, with their CFI: each stores its pc, %rsp and %rbp at the store into
+ * r[0..2]. leafsnap_frameless has no frame at all (CFA = %rsp + 8: a GCC 12 leaf, or any
+ * function at its first instruction); leafsnap_clobber saves %rbp and puts its own value in
+ * it (CFA = %rsp + 16, %rbp at CFA - 16: code without frame pointers). */
+void leafsnap_frameless(uint64_t *r);
+void leafsnap_clobber(uint64_t *r);
+__asm__(".text\n"
+        ".type leafsnap_frameless, @function\n"
+        "leafsnap_frameless:\n"
+        ".cfi_startproc\n"
+        "	leaq 0(%rip), %rax\n"
+        "	movq %rax, 0(%rdi)\n"
+        "	movq %rsp, 8(%rdi)\n"
+        "	movq %rbp, 16(%rdi)\n"
+        "	ret\n"
+        ".cfi_endproc\n"
+        ".size leafsnap_frameless, .-leafsnap_frameless\n"
+        ".type leafsnap_clobber, @function\n"
+        "leafsnap_clobber:\n"
+        ".cfi_startproc\n"
+        "	pushq %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "	movq $0x5a5a5a5a, %rbp\n"
+        "	leaq 0(%rip), %rax\n"
+        "	movq %rax, 0(%rdi)\n"
+        "	movq %rsp, 8(%rdi)\n"
+        "	movq %rbp, 16(%rdi)\n"
+        "	popq %rbp\n"
+        ".cfi_def_cfa_offset 8\n"
+        "	ret\n"
+        ".cfi_endproc\n"
+        ".size leafsnap_clobber, .-leafsnap_clobber\n");
+
+#define LEAF_COPY 512
+static unsigned char leaf_copy[LEAF_COPY];
+static uint64_t leaf_r[3];
+static uint64_t ret_from_leaf_caller; /* where leaf_caller returns to: its caller's frame */
+
+/* Calls a leaf with a frame pointer of its own, then copies the stack from the leaf's %rsp
+ * upward before any other call can overwrite it (an inline loop: no call, no red zone in a
+ * function that calls). */
+__attribute__((noinline, noipa, no_sanitize_address, optimize("no-omit-frame-pointer"))) static void
+leaf_caller(int clobber)
+{
+	if (clobber)
+		leafsnap_clobber(leaf_r);
+	else
+		leafsnap_frameless(leaf_r);
+	const volatile unsigned char *from = (const volatile unsigned char *)(uintptr_t)leaf_r[1];
+	for (size_t i = 0; i < LEAF_COPY; i++)
+		leaf_copy[i] = from[i];
+	ret_from_leaf_caller = (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+/* The kernel's walk from the leaf's %rbp, as far as the copy holds frames. */
+static size_t kernel_walk(uint64_t pc, uint64_t rbp, uint64_t sp, uint64_t *fp, size_t max)
+{
+	size_t n = 0;
+	fp[n++] = pc;
+	while (n < max && rbp >= sp && rbp + 16 <= sp + LEAF_COPY) {
+		uint64_t next, ret;
+		memcpy(&next, leaf_copy + (rbp - sp), 8);
+		memcpy(&ret, leaf_copy + (rbp - sp) + 8, 8);
+		fp[n++] = ret;
+		if (next <= rbp)
+			break;
+		rbp = next;
+	}
+	return n;
+}
+
+static const struct unwind_map *map_of(uint64_t pc)
+{
+	for (size_t i = 0; i < nmaps; i++)
+		if (pc >= maps[i].start && pc < maps[i].end)
+			return &maps[i];
+	return NULL;
+}
+
+static void test_fix_leaf(void **state)
+{
+	(void)state;
+	struct unwinder *u = unwinder_new();
+	uint64_t caller_lo = (uint64_t)(uintptr_t)leaf_caller;
+	for (int clobber = 0; clobber <= 1; clobber++) {
+		leaf_caller(clobber);
+		struct unwind_regs regs = {0};
+		regs.r[UNWIND_RIP] = leaf_r[0];
+		regs.r[UNWIND_RSP] = leaf_r[1];
+		regs.r[UNWIND_RBP] = leaf_r[2];
+		regs.valid = 1u << UNWIND_RIP | 1u << UNWIND_RSP | 1u << UNWIND_RBP;
+		uint64_t fp[16], out[16];
+		size_t nfp = clobber ? 2 : kernel_walk(leaf_r[0], leaf_r[2], leaf_r[1], fp, 16);
+		if (clobber)
+			fp[1] = 0x1234; /* what a walk from %rbp = 0x5a5a5a5a finds: garbage */
+		/* Frameless: the kernel's chain goes straight to leaf_caller's caller. */
+		if (!clobber) {
+			assert_true(nfp >= 2);
+			assert_int_equal(fp[1], ret_from_leaf_caller);
+		}
+		enum leaf_fix how;
+		size_t n = unwinder_fix_leaf(u, map_of(leaf_r[0]), &regs, leaf_copy, leaf_r[1],
+		                             LEAF_COPY, fp, nfp, out, 16, &how);
+		assert_int_equal(how, clobber ? LEAF_FIX_REBUILT : LEAF_FIX_INSERTED);
+		assert_true(n >= 3);
+		assert_int_equal(out[0], leaf_r[0]);
+		/* The caller is back: a return address inside leaf_caller... */
+		assert_true(out[1] > caller_lo && out[1] < caller_lo + 512);
+		/* ... and the chain goes on to leaf_caller's caller. */
+		assert_int_equal(out[2], ret_from_leaf_caller);
+
+		/* A copy too short for the return address: the chain as it was. */
+		n = unwinder_fix_leaf(u, map_of(leaf_r[0]), &regs, leaf_copy, leaf_r[1], 8 * clobber,
+		                      fp, nfp, out, 16, &how);
+		assert_int_equal(how, LEAF_FIX_OUT_OF_COPY);
+		assert_int_equal(n, nfp);
+		assert_memory_equal(out, fp, nfp * sizeof(*fp));
+	}
+	/* No mapping: nothing to read CFI from. */
+	struct unwind_regs regs = {.valid = 1u << UNWIND_RIP | 1u << UNWIND_RSP};
+	uint64_t fp[2] = {0x1000, 0x2000}, out[4];
+	enum leaf_fix how;
+	assert_int_equal(unwinder_fix_leaf(u, NULL, &regs, leaf_copy, 0, LEAF_COPY, fp, 2, out, 4,
+	                                   &how),
+	                 2);
+	assert_int_equal(how, LEAF_FIX_NO_CFI);
+	const struct unwinder_stats *st = unwinder_stats(u);
+	assert_int_equal(st->leaf[LEAF_FIX_INSERTED], 1);
+	assert_int_equal(st->leaf[LEAF_FIX_REBUILT], 1);
+	assert_int_equal(st->leaf[LEAF_FIX_OUT_OF_COPY], 2);
+	unwinder_free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +603,7 @@ int main(void)
 	        cmocka_unit_test(test_merge_fp),
 	        cmocka_unit_test(test_entry_points),
 	        cmocka_unit_test(test_truncation),
+	        cmocka_unit_test(test_fix_leaf),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
