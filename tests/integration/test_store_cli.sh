@@ -208,7 +208,7 @@ chmod 755 "$TMP/ro"
 chmod 700 "$TMP"
 
 # The default path: CIPROF_DB, else .ciprof/ciprof.db at the work tree's top.
-mkdir -p "$TMP/repo/.git" "$TMP/repo/src/deep"
+git init -q "$TMP/repo" && mkdir -p "$TMP/repo/src/deep"
 run_capture defpath env -u CIPROF_DB -C "$TMP/repo/src/deep" "$CIPROF" runs
 grep -q "no database at $TMP/repo/.ciprof/ciprof.db" "$TMP/defpath.err" ||
 	check_failed "default path: $(cat "$TMP/defpath.err")"
