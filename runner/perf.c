@@ -462,6 +462,32 @@ static const char *proc_name_guess(pid_t pid, char *buf, size_t len)
 }
 
 /*
+ * The sample's user registers into regs, when it has them and a stack copy (a 32-bit
+ * process's are not used); then p's mappings are known for its pc (a process whose mappings
+ * predate sampling: resolving its pc reads /proc once). Returns 0, or -1 when there is
+ * nothing to unwind with.
+ */
+static int sample_regs(struct session *s, struct proc *p, const struct perf_sample *smp,
+                       struct unwind_regs *regs)
+{
+	if (smp->abi != PERF_SAMPLE_REGS_ABI_64 || !smp->stack_dyn)
+		return -1;
+	unwind_regs_from_perf(regs, UNWIND_PERF_REGS_MASK, smp->regs, smp->nregs);
+	uint32_t dso;
+	uint64_t off;
+	proctree_resolve(&s->tree, p, regs->r[UNWIND_RIP], &dso, &off);
+	return 0;
+}
+
+/* The unwinder's view of mapping m: its object's path only when it has CFI to read. */
+static struct unwind_map unwind_map_of(const struct session *s, const struct map *m)
+{
+	const struct dso *d = &s->tree.dsos[m->dso];
+	return (struct unwind_map){m->start, m->end, m->pgoff,
+	                           d->kind == DSO_FILE || d->kind == DSO_VDSO ? d->path : NULL};
+}
+
+/*
  * --unwind dwarf: unwinds the sample's stack copy with the CFI of process p's objects into ips
  * (leaf first), falling back on (or continuing with) the kernel's frame-pointer chain fp[0..nfp)
  * where that gives more. The copy lives in the record and is not kept.
@@ -470,26 +496,15 @@ static size_t dwarf_stack(struct session *s, struct proc *p, const struct perf_s
                           const uint64_t *fp, size_t nfp, uint64_t *ips)
 {
 	struct unwind_regs regs;
-	if (smp->abi != PERF_SAMPLE_REGS_ABI_64 || !smp->stack_dyn) {
-		/* No registers (a 32-bit process's are not unwound) or no stack copy. */
+	if (sample_regs(s, p, smp, &regs) < 0) {
 		s->dwarf_no_regs++;
 		memcpy(ips, fp, nfp * sizeof(*ips));
 		return nfp;
 	}
-	unwind_regs_from_perf(&regs, UNWIND_PERF_REGS_MASK, smp->regs, smp->nregs);
-	/* A process whose mappings predate sampling: resolving its pc reads /proc once. */
-	uint32_t dso;
-	uint64_t off;
-	proctree_resolve(&s->tree, p, regs.r[UNWIND_RIP], &dso, &off);
 	if (p->as.n > s->umaps_alloc)
 		ALLOC_GROW(s->umaps, p->as.n, s->umaps_alloc);
-	for (size_t i = 0; i < p->as.n; i++) {
-		const struct map *m = &p->as.maps[i];
-		const struct dso *d = &s->tree.dsos[m->dso];
-		s->umaps[i] = (struct unwind_map){
-		        m->start, m->end, m->pgoff,
-		        d->kind == DSO_FILE || d->kind == DSO_VDSO ? d->path : NULL};
-	}
+	for (size_t i = 0; i < p->as.n; i++)
+		s->umaps[i] = unwind_map_of(s, &p->as.maps[i]);
 	uint64_t dw[MAX_FRAMES];
 	enum unwind_end end;
 	size_t ndw =
@@ -511,20 +526,12 @@ static size_t fp_stack(struct session *s, struct proc *p, const struct perf_samp
                        const uint64_t *fp, size_t nfp, uint64_t *ips)
 {
 	struct unwind_regs regs;
-	if (smp->abi != PERF_SAMPLE_REGS_ABI_64 || !smp->stack_dyn || !nfp) {
+	if (!nfp || sample_regs(s, p, smp, &regs) < 0) {
 		memcpy(ips, fp, nfp * sizeof(*ips));
 		return nfp;
 	}
-	unwind_regs_from_perf(&regs, UNWIND_PERF_REGS_MASK, smp->regs, smp->nregs);
-	/* A process whose mappings predate sampling: resolving its pc reads /proc once. */
-	uint32_t dso;
-	uint64_t off;
-	proctree_resolve(&s->tree, p, regs.r[UNWIND_RIP], &dso, &off);
 	const struct map *m = addr_space_find(&p->as, regs.r[UNWIND_RIP]);
-	const struct dso *d = m ? &s->tree.dsos[m->dso] : NULL;
-	struct unwind_map leaf = {0, 0, 0, NULL};
-	if (d && (d->kind == DSO_FILE || d->kind == DSO_VDSO))
-		leaf = (struct unwind_map){m->start, m->end, m->pgoff, d->path};
+	struct unwind_map leaf = m ? unwind_map_of(s, m) : (struct unwind_map){0, 0, 0, NULL};
 	return unwinder_fix_leaf(s->unw, leaf.path ? &leaf : NULL, &regs, smp->stack,
 	                         regs.r[UNWIND_RSP], (size_t)smp->stack_dyn, fp, nfp, ips,
 	                         MAX_FRAMES, NULL);

@@ -48,36 +48,33 @@ profile() {
 	expect_rc "$label: ciprof show --by test" 0 "$label.show"
 }
 
+# expect_right LABEL: LABEL's tests within 2 points of the truth, and at least 95 % of
+# leaf_mix's samples called by their test.
+expect_right() {
+	local label=$1 by_test total pct
+	if python3 "$FW_SRC/compare_truth.py" "$TMP/$label.show.out" "$label.truth" --tolerance 2; then
+		ok "$label: every test within 2 points of its own CPU accounting"
+	else
+		check_failed "$label: per-test shares do not match the truth (see above)"
+	fi
+	read -r by_test total pct < <(leaf_callers "$label.folded")
+	if [ "$total" -ge 200 ] && python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 95)' "$pct"; then
+		ok "$label: $by_test of $total leaf_mix samples ($pct %) are called by their test"
+	else
+		check_failed "$label: only $by_test of $total leaf_mix samples ($pct %) are called by a test; stacks:"
+		sort -t' ' -k2 -nr "$label.folded" | head -5 | sed 's/^/    /' >&2
+	fi
+}
+
 # 1. Default options: right tests, right caller.
 profile default
-if python3 "$FW_SRC/compare_truth.py" "$TMP/default.show.out" default.truth --tolerance 2; then
-	ok "default: every test within 2 points of its own CPU accounting"
-else
-	check_failed "default: per-test shares do not match the truth (see above)"
-fi
-read -r by_test total pct < <(leaf_callers default.folded)
-if [ "$total" -ge 200 ] && python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 95)' "$pct"; then
-	ok "default: $by_test of $total leaf_mix samples ($pct %) are called by their test"
-else
-	check_failed "default: only $by_test of $total leaf_mix samples ($pct %) are called by a test; stacks:"
-	sort -t' ' -k2 -nr default.folded | head -5 | sed 's/^/    /' >&2
-fi
+expect_right default
 expect_grep "default: -v says what the CFI did" "$TMP/default.err" "stacks checked against the leaf's CFI"
 grep "leaf's CFI" "$TMP/default.err" | sed "s/^/note [$TEST_NAME]: /"
 
 # 2. --unwind dwarf agrees.
 profile dwarf --unwind dwarf
-if python3 "$FW_SRC/compare_truth.py" "$TMP/dwarf.show.out" dwarf.truth --tolerance 2 >/dev/null; then
-	ok "dwarf: every test within 2 points of its own CPU accounting"
-else
-	check_failed "dwarf: per-test shares do not match the truth"
-fi
-read -r by_test total pct < <(leaf_callers dwarf.folded)
-if [ "$total" -ge 200 ] && python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 95)' "$pct"; then
-	ok "dwarf: $by_test of $total leaf_mix samples ($pct %) are called by their test, as with fp"
-else
-	check_failed "dwarf: $by_test of $total leaf_mix samples ($pct %) are called by a test"
-fi
+expect_right dwarf
 
 # 3. The kernel's walk alone loses the caller.
 profile fponly --unwind fp-only
