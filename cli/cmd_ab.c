@@ -70,7 +70,7 @@ static const struct cli_option ab_options[] = {
         {"event", OPT_EVENT, "E",
          "auto (default: instructions where a PMU exists, else cpu-clock), instructions, "
          "cycles or cpu-clock"},
-        {"hz", OPT_HZ, "N", CLI_CONFIG_HELP("run.hz")},
+        {"hz", OPT_HZ, "N", CLI_CONFIG_HELP("ab.hz")},
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
         {"unwind", OPT_UNWIND, "U", "fp (default), fp-only or dwarf (see ciprof run --help)"},
         {"pty", OPT_PTY, NULL, "run the commands on a pseudo-terminal (test markers)"},
@@ -98,6 +98,10 @@ static const char ab_description[] =
         "stops as soon as nothing is undecided, or when the budget is spent; what is still\n"
         "undecided then is reported as undecided, never as a regression. Each look spends\n"
         "--alpha divided by the number of looks planned, so stopping early keeps the error rate.\n"
+        "\n"
+        "ab has its own sampling rate, higher than ciprof run's (--hz below: ab.hz in\n"
+        ".ciprof.yml, CIPROF_AB_HZ; run.hz is not used): its overhead hits both sides alike,\n"
+        "and a function needs about a hundred samples a run for a 10 % change of it to show.\n"
         "\n"
         "When both commands are plain ctest command lines, a round runs each test of both\n"
         "sides in turn (ctest ... -R '^NAME$', the command's -j kept), so that a burst of\n"
@@ -427,7 +431,8 @@ out:
 	return outcome;
 }
 
-/* .ciprof.yml's run.* and report.* keys for what the command line left unset. */
+/* .ciprof.yml's (and the environment's) ab.hz, run.backend and report.* keys for what the
+ * command line left unset. ab has its own rate: run.hz is not used (docs/ab.md). */
 static int apply_config(struct ab_args *a, struct config *cfg)
 {
 	if (config_load(cfg, NULL) < 0)
@@ -439,7 +444,7 @@ static int apply_config(struct ab_args *a, struct config *cfg)
 	if (!(a->set & SET_ALPHA))
 		a->opts.alpha = config_number(cfg, CONFIG_REPORT_ALPHA);
 	if (!(a->set & SET_HZ))
-		a->ropts.hz = (int)config_int(cfg, CONFIG_RUN_HZ);
+		a->ropts.hz = (int)config_int(cfg, CONFIG_AB_HZ);
 	if (!(a->set & SET_BACKEND)) {
 		if (cli_parse_backend(NULL, config_str(cfg, CONFIG_RUN_BACKEND),
 		                      &a->ropts.backend) < 0)

@@ -28,6 +28,10 @@ static const struct config_key_info keys[CONFIG_NKEYS] = {
         [CONFIG_RUN_BACKEND] = {"run.backend", CONFIG_T_CHOICE, "auto", 0, 0, 0,
                                 "auto|perf|preload", "CIPROF_RUN_BACKEND",
                                 "sampling backend (run --backend)"},
+        [CONFIG_AB_HZ] = {"ab.hz", CONFIG_T_INT, CIPROF_STR(CIPROF_DEFAULT_AB_HZ), 1, 10000, 0,
+                          NULL, "CIPROF_AB_HZ",
+                          "samples per CPU-second per thread for ciprof ab (run.hz is not "
+                          "used), or per 10^9 events with --event (ab --hz)"},
         [CONFIG_REPORT_BASE_BRANCH] = {"report.base-branch", CONFIG_T_STRING, "", 0, 0, 0, NULL,
                                        "CIPROF_REPORT_BASE_BRANCH",
                                        "branch compared against; empty: the head run's base "
@@ -604,7 +608,7 @@ static int top_field(struct reader *r, const char *key, void *ctx)
 {
 	if (!strcmp(key, "attribution"))
 		return mapping(r, "'attribution'", "builtin-rules, rules", attribution_field, ctx);
-	static const char *const sections[] = {"run", "report", "frames", "comment", "push"};
+	static const char *const sections[] = {"run", "ab", "report", "frames", "comment", "push"};
 	for (size_t i = 0; i < sizeof(sections) / sizeof(*sections); i++) {
 		if (strcmp(key, sections[i]))
 			continue;
@@ -663,7 +667,8 @@ int config_parse(struct config *c, const char *text, size_t len, const char *nam
 		ret = 0; /* "---" alone */
 		goto out;
 	}
-	if (mapping(&r, "the file", "run, report, frames, comment, attribution", top_field, c) < 0)
+	if (mapping(&r, "the file", "run, ab, report, frames, comment, push, attribution",
+	            top_field, c) < 0)
 		goto out;
 	if (next(&r) < 0) /* document end */
 		goto out;

@@ -13,8 +13,12 @@
  * gives a function holding 5 % of a 4-CPU-second suite about 200 samples per run, which the
  * report's tests need to see a 30 % change; it costs about 3-4 % CPU (docs/benchmarks.md). */
 #define CIPROF_DEFAULT_HZ 999
-#define CIPROF_STR_(x)    #x
-#define CIPROF_STR(x)     CIPROF_STR_(x)
+/* ciprof ab's rate when nothing sets one (ab.hz, ab --hz). Its overhead hits base and head
+ * alike, and at 4999 Hz a function holding 5 % of a half-CPU-second suite has about 130 samples
+ * a run, enough for ab to find a 10 % change of it (docs/benchmarks.md, bench/ab). */
+#define CIPROF_DEFAULT_AB_HZ 4999
+#define CIPROF_STR_(x)       #x
+#define CIPROF_STR(x)        CIPROF_STR_(x)
 
 struct config_rule {
 	char *name, *caller, *test, *as; /* owned; caller and as may be NULL */
@@ -25,6 +29,7 @@ struct config_rule {
 enum config_key {
 	CONFIG_RUN_HZ,              /* int 1..10000 (config.c), default CIPROF_DEFAULT_HZ */
 	CONFIG_RUN_BACKEND,         /* auto | perf | preload */
+	CONFIG_AB_HZ,               /* int 1..10000, default CIPROF_DEFAULT_AB_HZ (ciprof ab) */
 	CONFIG_REPORT_BASE_BRANCH,  /* string; "" = the head run's base branch, else main */
 	CONFIG_REPORT_BASE_RUNS,    /* int 1..1000, default 5 */
 	CONFIG_REPORT_MIN_CHANGE,   /* percent, 0..1000, default 5 */

@@ -82,6 +82,7 @@ static void test_settings(void **state)
 	/* defaults */
 	assert_int_equal(config_int(&c, CONFIG_RUN_HZ), CIPROF_DEFAULT_HZ);
 	assert_string_equal(config_str(&c, CONFIG_RUN_BACKEND), "auto");
+	assert_int_equal(config_int(&c, CONFIG_AB_HZ), CIPROF_DEFAULT_AB_HZ);
 	assert_string_equal(config_str(&c, CONFIG_REPORT_BASE_BRANCH), "");
 	assert_int_equal(config_int(&c, CONFIG_REPORT_BASE_RUNS), 5);
 	assert_true(config_number(&c, CONFIG_REPORT_MIN_CHANGE) == 5.0);
@@ -100,6 +101,8 @@ static void test_settings(void **state)
 	const char *y = "run:\n"
 	                "  hz: 999\n"
 	                "  backend: perf\n"
+	                "ab:\n"
+	                "  hz: 2999\n"
 	                "report:\n"
 	                "  base-branch: develop\n"
 	                "  base-runs: 3\n"
@@ -116,6 +119,7 @@ static void test_settings(void **state)
 	assert_int_equal(config_parse(&c, y, strlen(y), ".ciprof.yml"), 0);
 	assert_int_equal(config_int(&c, CONFIG_RUN_HZ), 999);
 	assert_string_equal(config_str(&c, CONFIG_RUN_BACKEND), "perf");
+	assert_int_equal(config_int(&c, CONFIG_AB_HZ), 2999);
 	assert_string_equal(config_str(&c, CONFIG_REPORT_BASE_BRANCH), "develop");
 	assert_int_equal(config_int(&c, CONFIG_REPORT_BASE_RUNS), 3);
 	assert_true(config_number(&c, CONFIG_REPORT_MIN_CHANGE) == 2.5);
@@ -132,11 +136,12 @@ static void test_settings(void **state)
 	assert_string_equal(fo[0], "^std::");
 	/* where each value came from */
 	assert_int_equal(config_source_of(&c, CONFIG_RUN_HZ), CONFIG_FILE);
+	assert_int_equal(c.values[CONFIG_AB_HZ].line, 5);
 	assert_int_equal(c.values[CONFIG_RUN_HZ].line, 2);
 	assert_int_equal(c.values[CONFIG_RUN_HZ].column, 7);
-	assert_int_equal(c.values[CONFIG_FRAMES_FOLD].line, 13);
+	assert_int_equal(c.values[CONFIG_FRAMES_FOLD].line, 15);
 	o = config_origin(&c, CONFIG_REPORT_ALPHA);
-	assert_string_equal(o, ".ciprof.yml:9");
+	assert_string_equal(o, ".ciprof.yml:11");
 	free(o);
 	assert_int_equal(config_source_of(&c, CONFIG_REPORT_BASE_RUNS), CONFIG_FILE);
 	assert_true(config_is_set(&c, CONFIG_RUN_HZ));
