@@ -118,6 +118,12 @@ struct profile *frames_filter_apply(const struct frames_filter *f, const struct 
 		profile_set_result(out, profile_intern(out, profile_str(in, r->test)), r->status,
 		                   r->seconds);
 	}
+	for (size_t i = 0; i < in->nmodules; i++) {
+		const struct profile_module *m = &in->modules[i];
+		if (m->build_id)
+			profile_set_build_id(out, profile_intern(out, profile_str(in, m->module)),
+			                     profile_str(in, m->build_id));
+	}
 	out->stats = in->stats;
 	free(kind);
 	free(frame_map);

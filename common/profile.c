@@ -35,6 +35,7 @@ void profile_free(struct profile *p)
 	free(p->nodes);
 	free(p->samples);
 	free(p->results);
+	free(p->modules);
 	hashidx_release(&p->str_idx);
 	hashidx_release(&p->frame_idx);
 	hashidx_release(&p->node_idx);
@@ -185,6 +186,65 @@ const struct profile_result *profile_result(const struct profile *p, uint32_t te
 	return found >= 0 ? &p->results[found] : NULL;
 }
 
+/* module's build id is hex, or (hex NULL) conflicting: see profile_set_build_id. */
+static void set_module(struct profile *p, uint32_t module, const char *hex)
+{
+	for (size_t i = 0; i < p->nmodules; i++) {
+		struct profile_module *m = &p->modules[i];
+		if (m->module != module)
+			continue;
+		if (m->build_id && (!hex || strcmp(profile_str(p, m->build_id), hex)))
+			m->build_id = 0;
+		return;
+	}
+	uint32_t id = hex ? profile_intern(p, hex) : 0;
+	ALLOC_GROW(p->modules, p->nmodules + 1, p->modules_alloc);
+	p->modules[p->nmodules++] = (struct profile_module){module, id};
+}
+
+void profile_build_id_to_hex(char *out, const unsigned char *id, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[id[i] >> 4];
+		out[2 * i + 1] = digits[id[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+int profile_build_id_from_hex(unsigned char *out, const char *hex)
+{
+	size_t n = 0;
+	for (; hex[2 * n]; n++) {
+		int hi = hex_digit_value(hex[2 * n]),
+		    lo = hi < 0 ? -1 : hex_digit_value(hex[2 * n + 1]);
+		if (lo < 0 || n == PROFILE_BUILD_ID_MAX)
+			return -1;
+		out[n] = (unsigned char)(hi << 4 | lo);
+	}
+	return n ? (int)n : -1;
+}
+
+void profile_set_build_id(struct profile *p, uint32_t module, const char *hex)
+{
+	unsigned char id[PROFILE_BUILD_ID_MAX];
+	char canon[2 * PROFILE_BUILD_ID_MAX + 1];
+	int n = hex ? profile_build_id_from_hex(id, hex) : -1;
+	if (n < 0)
+		return;
+	profile_build_id_to_hex(canon, id, (size_t)n);
+	set_module(p, module, canon);
+}
+
+const char *profile_build_id(const struct profile *p, uint32_t module)
+{
+	for (size_t i = 0; i < p->nmodules; i++)
+		if (p->modules[i].module == module)
+			return p->modules[i].build_id ? profile_str(p, p->modules[i].build_id)
+			                              : NULL;
+	return NULL;
+}
+
 size_t profile_node_depth(const struct profile *p, uint32_t node)
 {
 	size_t d = 0;
@@ -261,6 +321,12 @@ void profile_merge_test(struct profile *dst, const struct profile *src, const ch
 		const struct profile_result *r = &src->results[i];
 		profile_set_result(dst, test ? forced : profile_intern(dst, profile_str(src, r->test)),
 		                   r->status, r->seconds);
+	}
+	for (size_t i = 0; i < src->nmodules; i++) {
+		const struct profile_module *m = &src->modules[i];
+		uint32_t module = profile_intern(dst, profile_str(src, m->module));
+		/* unknown in src (a conflict there) is a conflict here too */
+		set_module(dst, module, m->build_id ? profile_str(src, m->build_id) : NULL);
 	}
 	free(node_map);
 	free(frame_map);

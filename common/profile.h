@@ -60,6 +60,14 @@ struct profile_result {
 	double seconds;  /* the runner's own duration for the test */
 };
 
+/* An ELF object's GNU build id, by module (the frames' basename): what pprof's mappings
+ * carry so that tools can find the exact binary. */
+struct profile_module {
+	uint32_t module;   /* string id of the basename */
+	uint32_t build_id; /* string id of the lower-case hex build id; 0 ("") when two objects
+	                    * of this name had different ids (then none is given) */
+};
+
 struct profile {
 	/* strings: offsets into one pool, each NUL-terminated */
 	char *pool;
@@ -83,6 +91,9 @@ struct profile {
 	struct profile_result *results; /* at most one per test, in insertion order */
 	size_t nresults, results_alloc;
 	struct hashidx result_idx; /* test id -> position in results */
+
+	struct profile_module *modules; /* at most one per module name, few: searched linearly */
+	size_t nmodules, modules_alloc;
 
 	struct profile_stats stats;
 };
@@ -110,11 +121,27 @@ void profile_set_result(struct profile *p, uint32_t test, uint32_t status, doubl
 /* The outcome of test, or NULL. Borrowed. */
 const struct profile_result *profile_result(const struct profile *p, uint32_t test);
 
+/* Build ids as text: lower-case hex of at most PROFILE_BUILD_ID_MAX bytes. to_hex writes
+ * 2n+1 chars into out; from_hex returns the bytes read (hex of either case, whole bytes), or
+ * -1 when hex is empty, not hex, or too long. */
+#define PROFILE_BUILD_ID_MAX 64
+void profile_build_id_to_hex(char *out, const unsigned char *id, size_t n);
+int profile_build_id_from_hex(unsigned char *out, const char *hex);
+
+/* Records the build id (hex, either case; anything else is ignored) of an object named module
+ * (string id). A second, different id for the same name makes it unknown for good: a build id
+ * must never name the wrong file. */
+void profile_set_build_id(struct profile *p, uint32_t module, const char *hex);
+/* module's build id (lower-case hex), or NULL when unknown. Borrowed, valid until the next
+ * intern. */
+const char *profile_build_id(const struct profile *p, uint32_t module);
+
 /* Depth of a node (root = 0) and its frames root-first into out[0..depth). */
 size_t profile_node_depth(const struct profile *p, uint32_t node);
 size_t profile_node_frames(const struct profile *p, uint32_t node, uint32_t *out, size_t max);
 
-/* Adds every sample of src into dst (re-interning strings, frames and nodes). */
+/* Adds every sample of src into dst (re-interning strings, frames and nodes; outcomes and
+ * build ids too). */
 void profile_merge(struct profile *dst, const struct profile *src);
 /* The same, but with every sample (and outcome) under test (NULL: each keeps its own). */
 void profile_merge_test(struct profile *dst, const struct profile *src, const char *test);

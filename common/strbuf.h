@@ -33,5 +33,7 @@ int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 char *strbuf_detach(struct strbuf *sb, size_t *len);
 /* Reads the whole file into sb; 0 or -1 with cp_error set. */
 int strbuf_read_file(struct strbuf *sb, const char *path);
+/* The value of the hex digit c (either case), or -1: for the parsers of hex text. */
+int hex_digit_value(char c);
 
 #endif

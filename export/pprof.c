@@ -98,6 +98,9 @@ int pprof_write(const struct profile *p, const struct pprof_info *info, const ch
 				perftools__profiles__mapping__init(m);
 				m->id = nmaps + 1;
 				m->filename = profile_intern(st, profile_str(p, f->module));
+				/* The object's GNU build id, hex as `go tool pprof` shows it. */
+				const char *bid = profile_build_id(p, f->module);
+				m->build_id = bid ? profile_intern(st, bid) : 0;
 				/* Symbolized already: readers must not look for the binary. */
 				m->has_functions = 1;
 				m->has_filenames = 1;
@@ -329,9 +332,10 @@ static int pprof_check(const pb_profile *pr, const char *name)
 			return cp_error("%s: sample type %zu names a string outside the table",
 			                name, i);
 	for (size_t i = 0; i < pr->n_mapping; i++)
-		if (!pb_str(pr, pr->mapping[i]->filename))
-			return cp_error("%s: mapping %zu: file name outside the string table", name,
-			                i);
+		if (!pb_str(pr, pr->mapping[i]->filename) || !pb_str(pr, pr->mapping[i]->build_id))
+			return cp_error(
+			        "%s: mapping %zu: file name or build id outside the string table",
+			        name, i);
 	for (size_t i = 0; i < pr->n_function; i++)
 		if (!pb_str(pr, pr->function[i]->name) || !pb_str(pr, pr->function[i]->filename))
 			return cp_error("%s: function %zu: name outside the string table", name, i);
@@ -390,6 +394,12 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 	    id_index(&locs, ids[1], pr->n_location, name, "location") < 0 ||
 	    id_index(&funcs, ids[2], pr->n_function, name, "function") < 0)
 		goto out;
+
+	/* Mappings' build ids, when hex (Go's own are not: profile_set_build_id ignores them). */
+	for (size_t i = 0; i < pr->n_mapping; i++)
+		profile_set_build_id(
+		        p, profile_intern(p, base_name(pb_str(pr, pr->mapping[i]->filename))),
+		        pb_str(pr, pr->mapping[i]->build_id));
 
 	int ours = 0;
 	for (size_t i = 0; i < pr->n_comment; i++)

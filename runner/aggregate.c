@@ -189,6 +189,7 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 		}
 		pf.function = profile_intern(p, si.function);
 		pf.module = profile_intern(p, si.module);
+		profile_set_build_id(p, pf.module, si.build_id);
 		pf.file = profile_intern(p, si.file);
 		/* Frames are functions: keep the source file but not the line, so the samples
 		 * of one function at many lines fold into one frame of the flame graph. */

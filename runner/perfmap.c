@@ -4,6 +4,7 @@
 #include "runner/symbolize.h"
 
 #include "common/error.h"
+#include "common/strbuf.h"
 #include "common/xalloc.h"
 
 #include <stdio.h>
@@ -15,17 +16,6 @@ static int is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Parses one hex field of [*p, end) with an optional 0x; returns 0 or -1 (not a number). */
 static int parse_hex(const char **p, const char *end, uint64_t *out)
 {
@@ -35,7 +25,7 @@ static int parse_hex(const char **p, const char *end, uint64_t *out)
 	const char *digits = s;
 	uint64_t v = 0;
 	while (s < end && !is_blank(*s)) {
-		int d = hexval(*s);
+		int d = hex_digit_value(*s);
 		if (d < 0 || v > (UINT64_MAX >> 4))
 			return -1;
 		v = (v << 4) | (uint64_t)d;

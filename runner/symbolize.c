@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/hashidx.h"
 #include "common/log.h"
+#include "common/profile.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
@@ -39,8 +40,9 @@ enum cache_kind { KIND_FILE = 1, KIND_JIT = 2, KIND_VDSO = 3 };
 
 /* One object file: its dwfl session (NULL when unusable) and PT_LOAD segments. */
 struct symobj {
-	uint32_t path;   /* string id */
-	uint32_t module; /* string id of the basename */
+	uint32_t path;     /* string id */
+	uint32_t module;   /* string id of the basename */
+	uint32_t build_id; /* string id of its GNU build id in hex, 0 ("") when it has none */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
@@ -302,6 +304,14 @@ static int symobj_open(struct symbolizer *s, struct symobj *o, const char *path,
 		return ret;
 	}
 	dwfl_report_end(o->dwfl, NULL, NULL);
+	const unsigned char *bits;
+	GElf_Addr bits_vaddr;
+	int nbits = dwfl_module_build_id(o->mod, &bits, &bits_vaddr);
+	if (nbits > 0 && nbits <= PROFILE_BUILD_ID_MAX && !o->build_id) {
+		char hex[2 * PROFILE_BUILD_ID_MAX + 1];
+		profile_build_id_to_hex(hex, bits, (size_t)nbits);
+		o->build_id = intern_id(s, hex);
+	}
 
 	Elf *elf = dwfl_module_getelf(o->mod, &o->bias);
 	size_t phnum;
@@ -442,6 +452,7 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 	uint64_t look = is_return && offset > 0 ? offset - 1 : offset;
 	uint64_t vaddr;
 	out->module = s->strs[o->module];
+	out->build_id = s->strs[o->build_id];
 	out->file = s->strs[0];
 	out->line = 0;
 	out->resolved = 0;
@@ -502,6 +513,7 @@ void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t fi
 	if (!path || !*path) {
 		out->module = intern(s, "[unknown]");
 		out->function = internf(s, "[unknown]+0x%llx", (unsigned long long)file_offset);
+		out->build_id = s->strs[0];
 		out->file = s->strs[0];
 		out->line = 0;
 		out->resolved = 0;
@@ -620,6 +632,7 @@ void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t addr, int 
 	const struct perfmap *m = get_perfmap(s, pid);
 	const struct perfmap_entry *e = perfmap_lookup(m, is_return && addr > 0 ? addr - 1 : addr);
 	out->file = s->strs[0];
+	out->build_id = s->strs[0];
 	out->line = 0;
 	if (e) {
 		char *demangled = sym_demangle(e->name);

@@ -13,6 +13,7 @@ struct symbolizer;
 struct sym_info {
 	const char *function; /* never NULL: symbol (demangled), or "module+0xOFFSET" */
 	const char *module;   /* basename of the object, "[unknown]" when none */
+	const char *build_id; /* the object's GNU build id in lower-case hex, "" when unknown */
 	const char *file;     /* source file when DWARF knows it, else "" */
 	unsigned line;        /* 0 when unknown */
 	int resolved;         /* 1 when function came from a symbol table or perf map */

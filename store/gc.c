@@ -442,8 +442,13 @@ int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_res
 		               STORE_TAG_AGGREGATE "', CAST(k AS TEXT) FROM gc_mean;"
 		               "DROP TABLE gc_mean") < 0)
 			goto fail;
+		/* An aggregate of several runs has no one build per module: its build ids go. */
 		if (exec_bind(s, "DELETE FROM results WHERE run IN (SELECT id FROM gc_runs)", 0, 0,
 		              NULL) < 0 ||
+		    exec_bind(s,
+		              "DELETE FROM run_build_ids WHERE run IN (SELECT id FROM gc_runs) OR "
+		              "run IN (SELECT survivor FROM gc_fold)",
+		              0, 0, NULL) < 0 ||
 		    exec_bind(s, "DELETE FROM run_tags WHERE run IN (SELECT id FROM gc_runs)", 0, 0,
 		              NULL) < 0 ||
 		    exec_bind(s, "DELETE FROM profiles WHERE run IN (SELECT id FROM gc_runs)", 0, 0,

@@ -236,6 +236,7 @@ int64_t segtree_expected_nodes(int64_t nruns);
 extern const char store_schema_v2[];
 /* Schema 2 -> 3: the test outcomes of JUnit reports (run --junit). */
 extern const char store_step_2_to_3[];
+extern const char store_step_4_to_5[];
 /* Writes a whole dictionary (ids = database ids) into an empty dict table. */
 int store_write_dict(struct store *s, const struct profile *names, const struct trie *t);
 /* In a write transaction: converts a schema 1 database to schema 2. */

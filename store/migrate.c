@@ -25,6 +25,13 @@ const char store_step_2_to_3[] =
         "CREATE TABLE results(run INTEGER NOT NULL, test TEXT NOT NULL, status INTEGER NOT NULL,"
         " seconds REAL NOT NULL, PRIMARY KEY(run, test)) WITHOUT ROWID;";
 
+/* 4 -> 5: the modules' GNU build ids (raw bytes), for pprof's mappings: each (module, id)
+ * pair once, and per run the list of its pairs (varints, store.c add_modules). */
+const char store_step_4_to_5[] =
+        "CREATE TABLE build_ids(id INTEGER PRIMARY KEY, module TEXT NOT NULL,"
+        " build_id BLOB NOT NULL, UNIQUE(module, build_id));"
+        "CREATE TABLE run_build_ids(run INTEGER PRIMARY KEY, ids BLOB NOT NULL);";
+
 const char store_schema_v2[] =
         "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
         "INSERT INTO meta(key, value) VALUES ('generation', 0);"

@@ -359,6 +359,8 @@ static int migrate(struct store *s)
 	/* 3 -> 4: strings chunks after the first may be deflated against it (format 0x24); older
 	 * chunks stay as they are, so the step converts nothing - the version only keeps an
 	 * older ciprof from taking the new chunks for damage. */
+	if (v <= 4 && store_exec(s, store_step_4_to_5) < 0)
+		goto fail;
 	char sql[64];
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
 	if (store_exec(s, sql) < 0 || store_commit(s) < 0)
@@ -729,6 +731,130 @@ static int add_results(struct store *s, int64_t run, const struct profile *p)
 	return ret;
 }
 
+/* Prepares sql on s, or returns -1 with an error about what. */
+static int prepare(struct store *s, const char *sql, sqlite3_stmt **st, const char *what)
+{
+	return sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK ? 0
+	                                                                 : store_sqlerr(s, what);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The run's modules' build ids. Each (module, build id) pair is stored once, in build_ids
+ * (the id as raw bytes); a run keeps the ids of its pairs, ascending and delta-coded as
+ * varints in one row of run_build_ids, so the libraries every run maps cost a run a byte
+ * each and only a rebuilt binary adds a pair.
+ */
+static int add_modules(struct store *s, int64_t run, const struct profile *p)
+{
+	sqlite3_stmt *ins = NULL, *get = NULL, *put = NULL;
+	int64_t *ids = xcalloc(p->nmodules + 1, sizeof(*ids));
+	struct strbuf blob = STRBUF_INIT;
+	size_t n = 0;
+	int ret = -1;
+	if (prepare(s, "INSERT OR IGNORE INTO build_ids(module, build_id) VALUES (?1, ?2)", &ins,
+	            "storing build ids") < 0 ||
+	    prepare(s, "SELECT id FROM build_ids WHERE module = ?1 AND build_id = ?2", &get,
+	            "storing build ids") < 0 ||
+	    prepare(s, "INSERT OR REPLACE INTO run_build_ids(run, ids) VALUES (?1, ?2)", &put,
+	            "storing build ids") < 0)
+		goto out;
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const char *hex = profile_build_id(p, p->modules[i].module);
+		unsigned char bytes[PROFILE_BUILD_ID_MAX];
+		int nb = hex ? profile_build_id_from_hex(bytes, hex) : -1;
+		if (nb < 0)
+			continue; /* unknown */
+		const char *module = profile_str(p, p->modules[i].module);
+		sqlite3_stmt *sts[2] = {ins, get};
+		for (int k = 0; k < 2; k++) {
+			sqlite3_reset(sts[k]);
+			sqlite3_bind_text(sts[k], 1, module, -1, SQLITE_STATIC);
+			sqlite3_bind_blob(sts[k], 2, bytes, nb, SQLITE_TRANSIENT);
+		}
+		if (sqlite3_step(ins) != SQLITE_DONE || sqlite3_step(get) != SQLITE_ROW) {
+			store_sqlerr(s, "storing build ids");
+			goto out;
+		}
+		ids[n++] = sqlite3_column_int64(get, 0);
+	}
+	qsort(ids, n, sizeof(*ids), cmp_i64);
+	for (size_t i = 0; i < n; i++)
+		blob_put_varint(&blob, (uint64_t)(ids[i] - (i ? ids[i - 1] : 0)));
+	if (n) {
+		sqlite3_bind_int64(put, 1, run);
+		sqlite3_bind_blob(put, 2, blob.buf, (int)blob.len, SQLITE_STATIC);
+		if (sqlite3_step(put) != SQLITE_DONE) {
+			store_sqlerr(s, "storing build ids");
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(ins);
+	sqlite3_finalize(get);
+	sqlite3_finalize(put);
+	strbuf_release(&blob);
+	free(ids);
+	return ret;
+}
+
+/* Reads run's build ids into p. */
+static int load_modules(struct store *s, int64_t run, struct profile *p)
+{
+	sqlite3_stmt *list = NULL, *pair = NULL;
+	int ret = -1;
+	if (prepare(s, "SELECT ids FROM run_build_ids WHERE run = ?1", &list, "reading build ids") <
+	            0 ||
+	    prepare(s, "SELECT module, build_id FROM build_ids WHERE id = ?1", &pair,
+	            "reading build ids") < 0)
+		goto out;
+	sqlite3_bind_int64(list, 1, run);
+	int rc = sqlite3_step(list);
+	if (rc == SQLITE_DONE) {
+		ret = 0;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		store_sqlerr(s, "reading build ids");
+		goto out;
+	}
+	const unsigned char *q = sqlite3_column_blob(list, 0);
+	const unsigned char *end = q + sqlite3_column_bytes(list, 0);
+	uint64_t id = 0;
+	while (q && q < end) {
+		uint64_t delta;
+		if (blob_get_varint(&q, end, "build ids", &delta) < 0)
+			goto out;
+		id += delta;
+		sqlite3_reset(pair);
+		sqlite3_bind_int64(pair, 1, (int64_t)id);
+		if (sqlite3_step(pair) != SQLITE_ROW) {
+			cp_error("run %lld names build id %llu, which the database lacks",
+			         (long long)run, (unsigned long long)id);
+			goto out;
+		}
+		const char *name = (const char *)sqlite3_column_text(pair, 0);
+		const unsigned char *bytes = sqlite3_column_blob(pair, 1);
+		int nb = sqlite3_column_bytes(pair, 1);
+		if (!name || !bytes || nb <= 0 || nb > PROFILE_BUILD_ID_MAX)
+			continue;
+		char hex[2 * PROFILE_BUILD_ID_MAX + 1];
+		profile_build_id_to_hex(hex, bytes, (size_t)nb);
+		profile_set_build_id(p, profile_intern(p, name), hex);
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(list);
+	sqlite3_finalize(pair);
+	return ret;
+}
+
 /* Reads run's test outcomes into p (only test's, when test is not NULL). */
 static int load_results(struct store *s, int64_t run, const char *test, struct profile *p)
 {
@@ -786,6 +912,8 @@ static int add_run_txn(struct store *s, struct run_meta *meta, const struct prof
 		goto out;
 	int64_t run_id = sqlite3_last_insert_rowid(s->db);
 	if (p->nresults && add_results(s, run_id, p) < 0)
+		goto out;
+	if (p->nmodules && add_modules(s, run_id, p) < 0)
 		goto out;
 	for (size_t i = 0; i < meta->ntags; i++) {
 		sqlite3_stmt *st = store_stmt(s, Q_TAG_INSERT);
@@ -1327,7 +1455,8 @@ static int load_profile(struct store *s, int64_t id, const char *test, struct pr
 			goto out;
 		}
 	}
-	if (builder_add(&b, &e) < 0 || load_results(s, id, test, p) < 0)
+	if (builder_add(&b, &e) < 0 || load_results(s, id, test, p) < 0 ||
+	    load_modules(s, id, p) < 0)
 		goto out;
 	ret = 0;
 out:

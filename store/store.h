@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 /* The schema version this ciprof writes, kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 enum store_flags {
 	STORE_CREATE = 1 << 0,   /* create the file (and its parent folders) when missing */

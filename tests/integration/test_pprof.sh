@@ -1,6 +1,7 @@
 #!/bin/bash
 # ciprof export --format pprof, read by an independent reader: Go's own `go tool pprof`.
-# -raw must hold every sample with its test label; -top must agree with `ciprof show`.
+# -raw must hold every sample with its test label; -top must agree with `ciprof show`; mappings
+# carry the objects' GNU build ids.
 source "$(dirname "$0")/lib.sh"
 
 command -v go >/dev/null || fail "go (Debian's golang-go) is needed: scripts/setup installs it"
@@ -87,6 +88,42 @@ TEST=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tests"][
 go tool pprof -raw "$TMP/one.pb.gz" 2>/dev/null | grep -o 'test:\[[^]]*\]' | sort -u >"$TMP/one.tags"
 [ "$(cat "$TMP/one.tags")" = "test:[$TEST]" ] || check_failed "--test: labels $(cat "$TMP/one.tags")"
 ok "export --test keeps one test"
+
+# Build ids: a real run of a program built with a GNU build id; its mapping (and libc's)
+# carry the id readelf reports, through the store, and through an import of the file.
+cat >"$TMP/w.c" <<'EOF'
+static volatile unsigned long sink;
+__attribute__((noinline)) static void spin(long n)
+{
+	unsigned long x = 1;
+	for (long i = 0; i < n; i++)
+		x = x * 6364136223846793005UL + 1;
+	sink = x;
+}
+int main(void) { spin(100000000L); return 0; }
+EOF
+cc -O1 -fno-omit-frame-pointer -Wl,--build-id -o "$TMP/bidprog" "$TMP/w.c" || fail "cannot compile"
+BID=$(readelf -n "$TMP/bidprog" | sed -n 's/.*Build ID: *//p')
+[ -n "$BID" ] || fail "readelf shows no build id for the test program"
+run_capture brun "$CIPROF" run --db "$TMP/b.db" -- "$TMP/bidprog"
+[ "$RC" = 0 ] || fail "ciprof run: $(cat "$TMP/brun.err")"
+"$CIPROF" export --db "$TMP/b.db" --format pprof -o "$TMP/b.pb.gz" || fail "export of the run"
+go tool pprof -raw "$TMP/b.pb.gz" 2>/dev/null | sed -n '/^Mappings/,$p' >"$TMP/bmaps.txt"
+grep -Eq "^[0-9]+: 0x0/0x0/0x0 bidprog $BID \[" "$TMP/bmaps.txt" &&
+	ok "go tool pprof -raw: the program's mapping carries its build id ($BID)" ||
+	check_failed "no 'bidprog $BID' mapping in pprof -raw: $(cat "$TMP/bmaps.txt")"
+LIBC=$(ldd "$TMP/bidprog" | awk '/libc\.so/ {print $3}')
+LIBC_BID=$(readelf -n "$LIBC" | sed -n 's/.*Build ID: *//p')
+if grep -q ' libc\.so' "$TMP/bmaps.txt"; then
+	grep -Eq " libc\.so\.6 $LIBC_BID \[" "$TMP/bmaps.txt" && ok "libc's mapping carries libc's build id" ||
+		check_failed "libc's mapping lacks $LIBC_BID: $(cat "$TMP/bmaps.txt")"
+fi
+"$CIPROF" -q import --db "$TMP/b.db" --format pprof "$TMP/b.pb.gz" >/dev/null 2>"$TMP/bimp.err" ||
+	fail "import of the pprof file: $(cat "$TMP/bimp.err")"
+"$CIPROF" export --db "$TMP/b.db" --format pprof -o "$TMP/b2.pb.gz" || fail "export of the import"
+go tool pprof -raw "$TMP/b2.pb.gz" 2>/dev/null | grep -Eq "^[0-9]+: 0x0/0x0/0x0 bidprog $BID \[" &&
+	ok "an imported pprof file keeps its mappings' build ids" ||
+	check_failed "the imported run's export lost the build id"
 
 run_capture bad "$CIPROF" export --db "$DB" --format pprf
 [ "$RC" = 2 ] && grep -q 'folded, speedscope or pprof' "$TMP/bad.err" || check_failed "bad --format: $RC"

@@ -169,12 +169,45 @@ static void test_merge(void **state)
 	profile_free(b);
 }
 
+static void test_build_ids(void **state)
+{
+	(void)state;
+	struct profile *a = profile_new(), *b = profile_new();
+	uint32_t w = profile_intern(a, "w"), lib = profile_intern(a, "libx.so");
+	profile_set_build_id(a, w, "aa01");
+	profile_set_build_id(a, w, "aa01"); /* the same again: kept */
+	profile_set_build_id(a, lib, "");   /* none: nothing recorded */
+	assert_string_equal(profile_build_id(a, w), "aa01");
+	assert_null(profile_build_id(a, lib));
+	profile_set_build_id(a, lib, "bb0");     /* odd: not a build id */
+	profile_set_build_id(a, lib, "go-id/x"); /* Go's own ids are not hex */
+	assert_null(profile_build_id(a, lib));
+	profile_set_build_id(a, lib, "BB02"); /* kept in lower case */
+	assert_string_equal(profile_build_id(a, lib), "bb02");
+	/* Merged with a profile whose w is another build: w's id is unknown for good. */
+	profile_set_build_id(b, profile_intern(b, "w"), "cc03");
+	profile_set_build_id(b, profile_intern(b, "libx.so"), "bb02");
+	profile_merge(a, b);
+	assert_null(profile_build_id(a, w));
+	assert_string_equal(profile_build_id(a, lib), "bb02");
+	profile_set_build_id(a, w, "aa01");
+	assert_null(profile_build_id(a, w));
+	/* ... and a merge carries that conflict on. */
+	struct profile *c = profile_new();
+	profile_set_build_id(c, profile_intern(c, "w"), "aa01");
+	profile_merge(c, a);
+	assert_null(profile_build_id(c, profile_intern(c, "w")));
+	profile_free(a);
+	profile_free(b);
+	profile_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_intern_and_trie), cmocka_unit_test(test_functions_self_total),
 	        cmocka_unit_test(test_folded_output),   cmocka_unit_test(test_folded_errors),
-	        cmocka_unit_test(test_merge),
+	        cmocka_unit_test(test_merge),           cmocka_unit_test(test_build_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* Test outcomes (run --junit) in the store: stored with the run, loaded back with it (or with one
- * test), gone with the run at gc, and the schema step 2 -> 3 that adds them. */
+ * test), gone with the run at gc, and the schema step 2 -> 3 that adds them. Modules' build ids
+ * likewise (step 4 -> 5). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -110,7 +111,10 @@ static void test_step_2_to_3(void **state)
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(
-	        sqlite3_exec(db, "DROP TABLE results; PRAGMA user_version = 2", NULL, NULL, NULL),
+	        sqlite3_exec(db,
+	                     "DROP TABLE results; DROP TABLE build_ids; DROP TABLE run_build_ids; "
+	                     "PRAGMA user_version = 2",
+	                     NULL, NULL, NULL),
 	        SQLITE_OK);
 	sqlite3_close(db);
 	/* Read-only refuses to migrate and leaves it alone; a writer migrates. */
@@ -121,6 +125,61 @@ static void test_step_2_to_3(void **state)
 	int64_t id = store_one(s, p);
 	check_results(s, id);
 	store_close(s);
+	profile_free(p);
+}
+
+static void test_build_ids(void **state)
+{
+	(void)state;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/m.db", dir);
+	struct store *s;
+	assert_int_equal(store_open(&s, path, STORE_CREATE), 0);
+	struct profile *p = make_profile();
+	profile_set_build_id(p, profile_intern(p, "suite"),
+	                     "0123456789abcdef0123456789abcdef01234567");
+	profile_set_build_id(p, profile_intern(p, "libx.so"), "aa");
+	profile_set_build_id(p, profile_intern(p, "libx.so"), "bb"); /* two builds: none kept */
+	int64_t id = store_one(s, p);
+	store_close(s);
+	/* Make it a schema-4 file: no build id tables; a writer migrates it. */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(
+	        sqlite3_exec(
+	                db,
+	                "DROP TABLE build_ids; DROP TABLE run_build_ids; PRAGMA user_version = 4",
+	                NULL, NULL, NULL),
+	        SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(store_open(&s, path, 0), 0);
+	int64_t id2 = store_one(s, p);
+	struct profile *q;
+	assert_int_equal(store_load_profile(s, id, NULL, &q), 0);
+	assert_null(profile_build_id(q, profile_intern(q, "suite"))); /* stored before step 5 */
+	profile_free(q);
+	assert_int_equal(store_load_profile(s, id2, NULL, &q), 0);
+	assert_string_equal(profile_build_id(q, profile_intern(q, "suite")),
+	                    "0123456789abcdef0123456789abcdef01234567");
+	assert_null(profile_build_id(q, profile_intern(q, "libx.so")));
+	profile_free(q);
+	/* Another run of the same binaries (and one more object) adds one pair, not two. */
+	profile_set_build_id(p, profile_intern(p, "liby.so"), "cc");
+	int64_t id3 = store_one(s, p);
+	assert_int_equal(store_load_profile(s, id3, NULL, &q), 0);
+	assert_string_equal(profile_build_id(q, profile_intern(q, "liby.so")), "cc");
+	assert_string_equal(profile_build_id(q, profile_intern(q, "suite")),
+	                    "0123456789abcdef0123456789abcdef01234567");
+	profile_free(q);
+	store_close(s);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM build_ids", -1, &st, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), 2);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
 	profile_free(p);
 }
 
@@ -143,6 +202,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_round_trip_and_gc),
 	        cmocka_unit_test(test_step_2_to_3),
+	        cmocka_unit_test(test_build_ids),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
