@@ -20,7 +20,7 @@ static const struct cli_option export_options[] = {
         {"db", OPT_DB, "FILE",
          "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
          "the repo top)"},
-        {"run", OPT_RUN, "ID", "the run to export (default: the latest)"},
+        {"run", OPT_RUN, "ID", "the run to export (default: the latest; also as RUN)"},
         {"format", OPT_FORMAT, "FMT", "folded, speedscope or pprof (required)"},
         {"test", OPT_TEST, "NAME", "only samples of test NAME"},
         {"output", 'o', "FILE", "write to FILE instead of standard output"},
@@ -28,9 +28,10 @@ static const struct cli_option export_options[] = {
 };
 
 static const char export_usage[] =
-        "[--db FILE] [--run ID] [--test NAME] [-o FILE] --format folded|speedscope|pprof";
+        "[--db FILE] [RUN | --run ID] [--test NAME] [-o FILE] --format folded|speedscope|pprof";
 static const char export_description[] =
-        "Writes a stored run in a format other tools read.\n"
+        "Writes a stored run (RUN or --run ID: an id from 'ciprof runs' or 'latest', the\n"
+        "default) in a format other tools read.\n"
         "folded: 'root;caller;callee COUNT' per stack (flamegraph.pl, inferno, speedscope).\n"
         "speedscope: a JSON file for https://www.speedscope.app (drag it in, or\n"
         "'speedscope FILE'): one \"sampled\" profile for the whole run, then one per test when\n"
@@ -41,7 +42,7 @@ static const char export_description[] =
         "examples:\n"
         "  ciprof export --format speedscope -o run.speedscope.json\n"
         "  ciprof export --format pprof -o run.pb.gz && go tool pprof -top run.pb.gz\n"
-        "  ciprof export --run 12 --format folded | flamegraph.pl > run12.svg\n"
+        "  ciprof export 12 --format folded | flamegraph.pl > run12.svg\n"
         "  ciprof export --run 12 --test test_parser --format speedscope > parser.json";
 
 struct export_args {
@@ -188,16 +189,10 @@ static int write_pprof(struct store *s, const struct profile *p, int64_t run, FI
 int cmd_export(int argc, char **argv)
 {
 	struct export_args a = {0};
-	int first;
-	int r = cli_parse(argc, argv, "export", export_usage, export_description, export_options,
-	                  export_opt, &a, &first);
+	int r = cli_parse_with_run(argc, argv, "export", export_usage, export_description,
+	                           export_options, export_opt, &a, &a.run);
 	if (r)
 		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
-	if (first < argc)
-		return cli_usage_error("export",
-		                       "unexpected argument '%s'; the run is given with "
-		                       "--run ID",
-		                       argv[first]);
 	if (!a.format)
 		return cli_usage_error("export", "--format is required: folded, speedscope or pprof");
 	struct store *s;

@@ -130,7 +130,6 @@ static int flag(struct config *cfg, enum config_key k, const char *v, const char
 int cmd_push(int argc, char **argv)
 {
 	struct push_args a = {0};
-	int first;
 	struct config cfg;
 	config_init(&cfg);
 	struct store *s = NULL;
@@ -139,34 +138,11 @@ int cmd_push(int argc, char **argv)
 	run_meta_init(&m);
 	struct strbuf pprof = STRBUF_INIT;
 	char *app = NULL, *name = NULL, *token = NULL, *password = NULL;
-	int r = cli_parse(argc, argv, "push", push_usage, push_description, push_options, push_opt,
-	                  &a, &first);
+	int r = cli_parse_with_run(argc, argv, "push", push_usage, push_description, push_options,
+	                           push_opt, &a, &a.run);
 	if (r) {
 		r = r > 0 ? cli_finish_stdout() : EXIT_USAGE;
 		goto out;
-	}
-	/* RUN may come between options: parse what follows it again. */
-	if (first < argc) {
-		if (a.run) {
-			r = cli_usage_error("push", "give the run once; unexpected '%s'", argv[first]);
-			goto out;
-		}
-		if (cli_parse_run("push", argv[first], &a.run) < 0) {
-			r = EXIT_USAGE;
-			goto out;
-		}
-		int next;
-		r = cli_parse(argc - first, argv + first, "push", push_usage, push_description,
-		              push_options, push_opt, &a, &next);
-		if (r) {
-			r = r > 0 ? cli_finish_stdout() : EXIT_USAGE;
-			goto out;
-		}
-		if (first + next < argc) {
-			r = cli_usage_error("push", "one run at a time; unexpected '%s'",
-			                    argv[first + next]);
-			goto out;
-		}
 	}
 	if (config_load(&cfg, NULL) < 0) {
 		log_errmsg("%s", cp_last_error());

@@ -12,13 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_DB = 256, OPT_TEST, OPT_BY, OPT_TOP, OPT_FORMAT };
+enum { OPT_DB = 256, OPT_RUN, OPT_TEST, OPT_BY, OPT_TOP, OPT_FORMAT };
 enum show_format { FMT_TEXT, FMT_JSON, FMT_FOLDED };
 
 static const struct cli_option show_options[] = {
         {"db", OPT_DB, "FILE",
          "database file (default: $CIPROF_DB, else .ciprof/ciprof.db at "
          "the repo top)"},
+        {"run", OPT_RUN, "ID", "the run to show (default: the latest; also as RUN)"},
         {"test", OPT_TEST, "NAME", "only samples of test NAME ('' = outside any test)"},
         {"by", OPT_BY, "WHAT", "function (default) or test"},
         {"top", OPT_TOP, "N", "at most N rows (text default 20, JSON default all; 0 = all)"},
@@ -26,10 +27,12 @@ static const struct cli_option show_options[] = {
         {NULL, 0, NULL, NULL},
 };
 
-static const char show_usage[] = "[--db FILE] [RUN] [--test NAME] [--by function|test] [--top N] "
-                                 "[--format text|json|folded]";
+static const char show_usage[] =
+        "[--db FILE] [RUN | --run ID] [--test NAME] [--by function|test] [--top N] "
+        "[--format text|json|folded]";
 static const char show_description[] =
-        "Shows a stored run (RUN: an id from 'ciprof runs', default the latest).\n"
+        "Shows a stored run (RUN or --run ID: an id from 'ciprof runs' or 'latest', the\n"
+        "default).\n"
         "--by function ranks functions by self samples (the function was on top of the stack)\n"
         "and shows total samples (anywhere on the stack, counted once per stack, so recursion\n"
         "does not inflate it); shares are fractions of the run's (or the test's) samples.\n"
@@ -53,6 +56,7 @@ static const char show_description[] =
 
 struct show_args {
 	const char *db, *test;
+	int64_t run;
 	int by_test;
 	long top;
 	enum show_format format;
@@ -65,6 +69,8 @@ static int show_opt(void *ctx, int id, const char *arg)
 	case OPT_DB:
 		a->db = arg;
 		return 0;
+	case OPT_RUN:
+		return cli_parse_run("show", arg, &a->run);
 	case OPT_TEST:
 		a->test = arg;
 		return 0;
@@ -258,27 +264,11 @@ static int show_tests(const struct profile *p, int64_t run, const struct show_ar
 int cmd_show(int argc, char **argv)
 {
 	struct show_args a = {.top = -1};
-	int first;
-	int r = cli_parse(argc, argv, "show", show_usage, show_description, show_options, show_opt,
-	                  &a, &first);
+	int r = cli_parse_with_run(argc, argv, "show", show_usage, show_description, show_options,
+	                           show_opt, &a, &a.run);
 	if (r)
 		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
-	int64_t run = 0;
-	/* Options may follow RUN: parse the rest again. */
-	if (first < argc) {
-		if (cli_parse_run("show", argv[first], &run) < 0)
-			return EXIT_USAGE;
-		int next;
-		r = cli_parse(argc - first, argv + first, "show", show_usage, show_description,
-		              show_options, show_opt, &a, &next);
-		if (r)
-			return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
-		if (first + next < argc)
-			return cli_usage_error("show",
-			                       "unexpected argument '%s'; see 'ciprof show "
-			                       "--help'",
-			                       argv[first + next]);
-	}
+	int64_t run = a.run;
 	struct store *s;
 	if ((r = cli_store_open(&s, a.db, STORE_READONLY)))
 		return r;

@@ -41,6 +41,42 @@ int cli_parse_run(const char *cmd, const char *arg, int64_t *out)
 	return 0;
 }
 
+int cli_parse_with_run(int argc, char **argv, const char *cmd, const char *usage_line,
+                       const char *description, const struct cli_option *opts,
+                       int (*on_opt)(void *ctx, int id, const char *arg), void *ctx, int64_t *run)
+{
+	int first, next;
+	*run = -1; /* --run not given (cli_parse_run gives 0 for latest) */
+	int r = cli_parse(argc, argv, cmd, usage_line, description, opts, on_opt, ctx, &first);
+	if (r)
+		return r;
+	int64_t pos = -1;
+	if (first < argc) {
+		if (cli_parse_run(cmd, argv[first], &pos) < 0)
+			return -1;
+		/* Options may follow RUN: parse the rest again (argv[first] in argv[0]'s place). */
+		r = cli_parse(argc - first, argv + first, cmd, usage_line, description, opts,
+		              on_opt, ctx, &next);
+		if (r)
+			return r;
+		if (first + next < argc) {
+			cli_usage_error(
+			        cmd, "unexpected argument '%s': give one run, as RUN or --run ID",
+			        argv[first + next]);
+			return -1;
+		}
+	}
+	if (pos >= 0 && *run >= 0 && pos != *run) {
+		char a[32], b[32];
+		snprintf(a, sizeof(a), pos ? "%lld" : "latest", (long long)pos);
+		snprintf(b, sizeof(b), *run ? "%lld" : "latest", (long long)*run);
+		cli_usage_error(cmd, "RUN %s and --run %s name different runs; give one", a, b);
+		return -1;
+	}
+	*run = pos >= 0 ? pos : *run >= 0 ? *run : 0;
+	return 0;
+}
+
 void cli_iso_time(int64_t t, char *buf, size_t size)
 {
 	time_t tt = (time_t)t;
