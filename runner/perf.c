@@ -1,23 +1,17 @@
 /* The perf backend, modelled on `perf record -- CMD`: fork the command behind a cork pipe,
  * open one cpu-clock event per online CPU on it (inherit, enable_on_exec, exclude_kernel),
- * map one ring buffer per CPU, release the command, and drain the rings in one poll loop.
- *
- * Records from different CPUs arrive out of order, so they are processed in timestamp order
- * in rounds, as perf does: after draining every ring in round k, every record stamped no
- * later than the newest record of round k-1 has been read, and those are processed. */
+ * and map one ring buffer per CPU. An event source of the runner (backend.h): each round it
+ * drains the rings into the runner's event queue, which processes records from different CPUs
+ * in timestamp order, as perf does; samples are unwound here when the runner processes them. */
 #include "runner/perf.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
-#include "runner/aggregate.h"
-#include "runner/cputime.h"
-#include "runner/ctest.h"
+#include "runner/backend.h"
 #include "runner/launch.h"
-#include "runner/markers.h"
 #include "runner/perf_record.h"
 #include "runner/proctree.h"
-#include "runner/symbolize.h"
 #include "runner/unwind.h"
 
 #include <errno.h>
@@ -59,34 +53,17 @@ struct ring {
 	uint64_t size;
 };
 
-struct pending {
-	uint64_t time;
-	uint64_t seq;
-	void *rec; /* owned copy of the record */
-};
-
 struct session {
+	struct runner_session *rs; /* borrowed: the run this backend feeds */
 	struct ring *rings;
 	size_t nrings;
-	struct ctest_watch ctest;
-	struct pending *pend;
-	size_t npend, pend_alloc;
-	uint64_t seq;
-	uint64_t prev_round_max; /* newest timestamp read before the current round */
-	struct proctree tree;
-	struct aggregator agg;
-	struct cputime cpu;
-	struct profile *prof;
-	struct attrib attrib;
-	struct markers markers;
 	const struct runner_opts *opts;
-	uint64_t samples, lost, throttled, bad_records;
+	uint64_t throttled, bad_records;
 	/* --unwind dwarf */
 	struct unwinder *unw;
 	struct unwind_map *umaps; /* the sampled process's maps, rebuilt per sample */
 	size_t umaps_alloc;
 	uint64_t dwarf_unwound, dwarf_fp_used, dwarf_no_regs, dwarf_stack_short;
-	uint64_t period_ns_sum;
 	uint64_t scratch[65536 / 8];
 };
 
@@ -439,14 +416,6 @@ static int open_rings(struct session *s, pid_t child, const struct runner_opts *
 
 /* ---- record processing ---- */
 
-static int pending_cmp(const void *a, const void *b)
-{
-	const struct pending *x = a, *y = b;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 static const char *proc_name_guess(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -475,14 +444,14 @@ static int sample_regs(struct session *s, struct proc *p, const struct perf_samp
 	unwind_regs_from_perf(regs, UNWIND_PERF_REGS_MASK, smp->regs, smp->nregs);
 	uint32_t dso;
 	uint64_t off;
-	proctree_resolve(&s->tree, p, regs->r[UNWIND_RIP], &dso, &off);
+	proctree_resolve(&s->rs->tree, p, regs->r[UNWIND_RIP], &dso, &off);
 	return 0;
 }
 
 /* The unwinder's view of mapping m: its object's path only when it has CFI to read. */
 static struct unwind_map unwind_map_of(const struct session *s, const struct map *m)
 {
-	const struct dso *d = &s->tree.dsos[m->dso];
+	const struct dso *d = &s->rs->tree.dsos[m->dso];
 	return (struct unwind_map){m->start, m->end, m->pgoff,
 	                           d->kind == DSO_FILE || d->kind == DSO_VDSO ? d->path : NULL};
 }
@@ -537,26 +506,30 @@ static size_t fp_stack(struct session *s, struct proc *p, const struct perf_samp
 	                         MAX_FRAMES, NULL);
 }
 
-static void handle_sample(struct session *s, const void *rec, size_t len)
+/* The runner's sample op: the record's process, and its user stack (the kernel's chain, its
+ * leaf's caller put back under --unwind fp, unwound with DWARF under --unwind dwarf). */
+static long perf_sample(void *be, struct runner_session *rs, const struct run_event *ev,
+                        struct proc **pp, uint64_t *ips, size_t max, uint64_t *weight,
+                        uint64_t *ns)
 {
+	struct session *s = be;
 	struct perf_sample smp;
 	int dwarf = s->opts->unwind == RUNNER_UNWIND_DWARF;
 	int leaf = s->opts->unwind == RUNNER_UNWIND_FP;
-	if ((dwarf || leaf ? perf_parse_sample_user(rec, len, UNWIND_PERF_REGS_MASK, &smp)
-	                   : perf_parse_sample(rec, len, &smp)) < 0) {
+	if ((dwarf || leaf ? perf_parse_sample_user(ev->data, ev->len, UNWIND_PERF_REGS_MASK, &smp)
+	                   : perf_parse_sample(ev->data, ev->len, &smp)) < 0) {
 		s->bad_records++;
-		return;
+		return -1;
 	}
-	struct proc *p = proctree_find(&s->tree, (pid_t)smp.pid);
+	struct proc *p = proctree_find(&rs->tree, (pid_t)smp.pid);
 	if (!p) {
 		char name[64];
-		p = proctree_get(&s->tree, (pid_t)smp.pid,
+		p = proctree_get(&rs->tree, (pid_t)smp.pid,
 		                 proc_name_guess((pid_t)smp.pid, name, sizeof(name)));
 	}
-	uint64_t ips[MAX_FRAMES];
-	uint64_t offsets[MAX_FRAMES];
-	uint32_t dsos[MAX_FRAMES];
-	size_t n = perf_user_callchain(&smp, ips, MAX_FRAMES);
+	if (max > MAX_FRAMES)
+		max = MAX_FRAMES;
+	size_t n = perf_user_callchain(&smp, ips, max);
 	if (dwarf) {
 		uint64_t fp[MAX_FRAMES];
 		memcpy(fp, ips, n * sizeof(*ips));
@@ -566,110 +539,118 @@ static void handle_sample(struct session *s, const void *rec, size_t len)
 		memcpy(fp, ips, n * sizeof(*ips));
 		n = fp_stack(s, p, &smp, fp, n, ips);
 	}
-	n = proctree_resolve_chain(&s->tree, p, ips, n, dsos, offsets);
-	uint32_t process = profile_intern(s->prof, p->name);
-	int weak;
-	uint32_t test = attrib_sample(&s->attrib, (pid_t)smp.pid, (pid_t)smp.tid, smp.time, &weak);
-	aggregator_add(&s->agg, test, weak, process, dsos, offsets, n, 1);
-	cputime_sample(&s->cpu, (pid_t)smp.pid, (pid_t)smp.tid, test, weak, process, smp.period);
-	s->samples++;
-	s->period_ns_sum += smp.period;
+	*pp = p;
+	*weight = 1;
+	*ns = smp.period;
+	return (long)n;
 }
 
-static void handle_record(struct session *s, const void *rec)
+/*
+ * One record into the runner's queue as an event (samples as themselves, decoded by
+ * perf_sample when processed); lost and throttled samples counted. CTest runs each test as its
+ * own process: its command line and working directory name it (runner/ctest.h), so an exec is
+ * looked at as it is read, while /proc still shows the process (short tests end quickly).
+ */
+static void queue_record(struct session *s, const struct perf_event_header *h)
 {
-	const struct perf_event_header *h = rec;
+	struct runner_session *rs = s->rs;
 	size_t len = h->size;
+	struct run_event ev;
+	memset(&ev, 0, sizeof(ev));
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		handle_sample(s, rec, len);
+	case PERF_RECORD_SAMPLE: {
+		struct perf_sample smp;
+		if (perf_parse_sample(h, len, &smp) < 0) {
+			s->bad_records++;
+			return;
+		}
+		ev.kind = RUN_EV_SAMPLE;
+		ev.time = smp.time;
+		ev.pid = (pid_t)smp.pid;
+		ev.tid = (pid_t)smp.tid;
+		ev.data = xmalloc(len);
+		memcpy(ev.data, h, len);
+		ev.len = len;
 		break;
+	}
 	case PERF_RECORD_MMAP2: {
 		struct perf_mmap2 m;
-		if (perf_parse_mmap2(rec, len, &m) == 0)
-			proctree_mmap(&s->tree, (pid_t)m.pid, m.addr, m.len, m.pgoff, m.filename);
-		else
+		if (perf_parse_mmap2(h, len, &m) < 0) {
 			s->bad_records++;
+			return;
+		}
+		ev.kind = RUN_EV_MMAP;
+		ev.time = m.id.time;
+		ev.pid = (pid_t)m.pid;
+		ev.tid = (pid_t)m.tid;
+		ev.u.mmap.addr = m.addr;
+		ev.u.mmap.len = m.len;
+		ev.u.mmap.pgoff = m.pgoff;
+		ev.data = xstrdup(m.filename);
 		break;
 	}
 	case PERF_RECORD_COMM: {
 		struct perf_comm c;
-		if (perf_parse_comm(rec, len, &c) == 0)
-			proctree_comm(&s->tree, (pid_t)c.pid, (pid_t)c.tid, c.comm, c.exec);
-		else
+		if (perf_parse_comm(h, len, &c) < 0) {
 			s->bad_records++;
+			return;
+		}
+		ev.kind = RUN_EV_COMM;
+		ev.time = c.id.time;
+		ev.pid = (pid_t)c.pid;
+		ev.tid = (pid_t)c.tid;
+		ev.u.comm.exec = c.exec;
+		ev.data = xstrdup(c.comm);
 		break;
 	}
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT: {
 		struct perf_task t;
-		if (perf_parse_task(rec, len, &t) < 0) {
+		if (perf_parse_task(h, len, &t) < 0) {
 			s->bad_records++;
-			break;
+			return;
 		}
-		if (h->type == PERF_RECORD_FORK) {
-			proctree_fork(&s->tree, (pid_t)t.pid, (pid_t)t.ppid, (pid_t)t.tid,
-			              (pid_t)t.ptid);
-			if (t.pid != t.ppid)
-				attrib_proc_fork(&s->attrib, (pid_t)t.pid, (pid_t)t.ppid);
-		} else {
-			/* Its test as it ends: its unsampled time goes there if it had no sample. */
-			int weak;
-			uint32_t test = attrib_sample(&s->attrib, (pid_t)t.pid, (pid_t)t.tid, t.time,
-			                              &weak);
-			struct proc *p = proctree_find(&s->tree, (pid_t)t.pid);
-			cputime_exit(&s->cpu, (pid_t)t.pid, (pid_t)t.tid, test, weak,
-			             profile_intern(s->prof, p ? p->name : "[unknown]"));
-			proctree_exit(&s->tree, (pid_t)t.pid, (pid_t)t.tid);
-			if (t.pid == t.tid)
-				attrib_proc_exit(&s->attrib, (pid_t)t.pid);
-		}
+		ev.kind = h->type == PERF_RECORD_FORK ? RUN_EV_FORK : RUN_EV_EXIT;
+		ev.time = t.time;
+		ev.pid = (pid_t)t.pid;
+		ev.tid = (pid_t)t.tid;
+		ev.u.fork.ppid = (pid_t)t.ppid;
+		ev.u.fork.ptid = (pid_t)t.ptid;
 		break;
 	}
 	case PERF_RECORD_READ: {
 		struct perf_read r;
-		if (perf_parse_read(rec, len, &r) == 0)
-			cputime_read(&s->cpu, (pid_t)r.pid, (pid_t)r.tid, r.value);
-		else
+		if (perf_parse_read(h, len, &r) < 0) {
 			s->bad_records++;
+			return;
+		}
+		ev.kind = RUN_EV_READ;
+		ev.time = r.id.time;
+		ev.pid = (pid_t)r.pid;
+		ev.tid = (pid_t)r.tid;
+		ev.u.read.value = r.value;
 		break;
 	}
 	case PERF_RECORD_LOST: {
 		struct perf_lost l;
-		if (perf_parse_lost(rec, len, &l) == 0)
-			s->lost += l.lost;
-		break;
+		if (perf_parse_lost(h, len, &l) == 0)
+			rs->lost += l.lost;
+		return;
 	}
 	case PERF_RECORD_THROTTLE:
 		s->throttled++;
-		break;
+		return;
 	default:
-		break;
+		return;
 	}
+	evqueue_push(&rs->queue, &ev);
 }
 
-/* CTest runs each test as its own process: its command line and working directory name it
- * (runner/ctest.h). Seen when the exec record is read, not when it is processed, so that /proc
- * still shows the process (short tests end quickly). */
-static void ctest_record_seen(struct session *s, const void *rec, size_t len)
+/* The runner's read op: every complete record of every ring into the queue. */
+static void perf_read_rings(void *be, struct runner_session *rs, int final)
 {
-	const struct perf_event_header *h = rec;
-	if (h->type == PERF_RECORD_COMM) {
-		struct perf_comm c;
-		if (perf_parse_comm(rec, len, &c) == 0 && c.exec && c.pid == c.tid)
-			ctest_watch_exec(&s->ctest, (pid_t)c.pid, c.comm);
-	} else if (h->type == PERF_RECORD_MMAP2 && s->ctest.ngone) {
-		struct perf_mmap2 m;
-		if (perf_parse_mmap2(rec, len, &m) == 0)
-			ctest_watch_mmap(&s->ctest, (pid_t)m.pid, m.filename);
-	}
-}
-
-/* Reads every complete record of every ring into the pending queue. */
-static uint64_t drain_rings(struct session *s)
-{
-	uint64_t round_max = 0;
-	size_t first_new = s->npend;
+	struct session *s = be;
+	uint64_t first_new = rs->queue.seq;
 	for (size_t i = 0; i < s->nrings; i++) {
 		struct ring *r = &s->rings[i];
 		uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
@@ -682,52 +663,22 @@ static uint64_t drain_rings(struct session *s)
 				tail = head; /* cannot resynchronise inside a corrupt ring */
 				break;
 			}
-			void *copy = xmalloc(h->size);
-			memcpy(copy, h, h->size);
-			uint64_t t = perf_record_time(copy, h->size);
-			ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
-			s->pend[s->npend++] = (struct pending){t, s->seq++, copy};
-			if (t > round_max)
-				round_max = t;
+			queue_record(s, h);
 			tail += h->size;
 		}
 		__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 	}
-	/* The new records in time order: a ctest's exec before its tests' on another CPU. */
-	qsort(s->pend + first_new, s->npend - first_new, sizeof(*s->pend), pending_cmp);
-	for (size_t i = first_new; i < s->npend; i++) {
-		const struct perf_event_header *h = s->pend[i].rec;
-		if (h->type == PERF_RECORD_COMM || h->type == PERF_RECORD_MMAP2)
-			ctest_record_seen(s, h, h->size);
+	/* The new execs in time order: a ctest's exec before its tests' on another CPU. */
+	evqueue_sort(&rs->queue);
+	for (size_t i = 0; i < rs->queue.n; i++) {
+		const struct run_event *ev = &rs->queue.ev[i];
+		if (ev->seq < first_new)
+			continue;
+		if (ev->kind == RUN_EV_COMM && ev->u.comm.exec && ev->pid == ev->tid)
+			ctest_watch_exec(&rs->ctest, ev->pid, ev->data);
+		else if (ev->kind == RUN_EV_MMAP && rs->ctest.ngone)
+			ctest_watch_mmap(&rs->ctest, ev->pid, ev->data);
 	}
-	return round_max;
-}
-
-/* Processes pending records stamped no later than limit, in time order. */
-static void process_pending(struct session *s, uint64_t limit)
-{
-	if (!s->npend)
-		return;
-	qsort(s->pend, s->npend, sizeof(*s->pend), pending_cmp);
-	size_t done = 0;
-	while (done < s->npend && s->pend[done].time <= limit) {
-		handle_record(s, s->pend[done].rec);
-		free(s->pend[done].rec);
-		done++;
-	}
-	memmove(s->pend, s->pend + done, (s->npend - done) * sizeof(*s->pend));
-	s->npend -= done;
-}
-
-static void round_trip(struct session *s)
-{
-	uint64_t round_max = drain_rings(s);
-	/* While a ctest is asked for its tests, the records wait: its test processes started
-	 * meanwhile are named when the answer comes. */
-	if (!ctest_watch_poll(&s->ctest, 0))
-		process_pending(s, s->prev_round_max);
-	if (round_max > s->prev_round_max)
-		s->prev_round_max = round_max;
 }
 
 /* ---- unwinding summaries ---- */
@@ -787,7 +738,7 @@ static void warn_truncated(const struct session *s)
 	if (s->opts->unwind == RUNNER_UNWIND_DWARF)
 		return;
 	struct unwind_truncation t;
-	unwind_truncation(s->prof, &t);
+	unwind_truncation(s->rs->prof, &t);
 	if (t.samples < TRUNCATED_WARN_SAMPLES ||
 	    (double)t.truncated < TRUNCATED_WARN_SHARE * (double)t.samples)
 		return;
@@ -797,128 +748,84 @@ static void warn_truncated(const struct session *s)
 	         100.0 * (double)t.truncated / (double)t.samples, t.where);
 }
 
-/* ---- launching ---- */
+/* ---- the runner's ops ---- */
 
-int perf_backend_run(struct profile **out, const struct runner_opts *opts)
+/* Opens the events on the corked command and maps their rings; each task's own CPU time
+ * comes back as it exits (inherit_stat), one READ per CPU event. */
+static int perf_start(void *be, struct runner_session *rs)
 {
-	struct session s;
-	memset(&s, 0, sizeof(s));
-	*out = NULL;
-	int ret = 0;
-	struct launch l;
-
-	s.opts = opts;
-	s.prof = profile_new();
-	proctree_init(&s.tree);
-	aggregator_init(&s.agg, s.prof);
-	if (opts->unwind != RUNNER_UNWIND_FP_ONLY)
-		s.unw = unwinder_new();
-	attrib_init(&s.attrib, s.prof);
-	aggregator_attach(&s.agg, &s.attrib);
-	markers_init(&s.markers);
-	launch_init(&l, &s.attrib, &s.markers);
-	ctest_watch_init(&s.ctest, &s.attrib);
-	ctest_watch_command(&s.ctest, opts->argv);
-
-	ret = launch_start(&l, opts, NULL);
+	struct session *s = be;
+	s->rs = rs;
+	proctree_get(&rs->tree, rs->child, launch_basename(s->opts->argv[0]));
+	int ret = open_rings(s, rs->child, s->opts);
 	if (ret < 0)
-		goto out;
-	s.ctest.root = l.child;
-	proctree_get(&s.tree, l.child, launch_basename(opts->argv[0]));
+		return ret;
+	runner_exact_cpu(rs, (unsigned)s->nrings);
+	return 0;
+}
 
-	ret = open_rings(&s, l.child, opts);
-	if (ret < 0) {
-		launch_abort(&l);
-		goto out;
-	}
-	cputime_init(&s.cpu, &s.agg, 1000000000ULL / (uint64_t)opts->hz, (unsigned)s.nrings);
+static size_t perf_pollfds(void *be, struct pollfd *pfds, size_t max)
+{
+	struct session *s = be;
+	for (size_t i = 0; i < s->nrings && i < max; i++)
+		pfds[i] = (struct pollfd){s->rings[i].fd, POLLIN, 0};
+	return s->nrings;
+}
 
-	ret = launch_go(&l, opts->argv[0]);
-	if (ret == RUNNER_ERR_EXEC) {
-		s.prof->stats.exit_status = l.exec_status;
-		goto finish;
-	}
-	if (ret < 0)
-		goto out;
-
-	/* rings..., then signalfd, control pipe, pty */
-	size_t nfds = s.nrings + LAUNCH_NFDS;
-	struct pollfd *pfds = xcalloc(nfds, sizeof(*pfds));
-	for (size_t i = 0; i < s.nrings; i++)
-		pfds[i] = (struct pollfd){s.rings[i].fd, POLLIN, 0};
-	launch_pollfds(&l, pfds + s.nrings);
-	int done = 0, status = 0;
-	while (!done) {
-		/* 25 ms: execs are seen (and CTest processes named) while /proc still shows them. */
-		int pr = poll(pfds, nfds, 25);
-		if (pr < 0 && errno != EINTR) {
-			log_warn("poll failed: %s", strerror(errno));
-			usleep(10000);
-		}
-		done = launch_service(&l, pfds + s.nrings, &status);
-		for (size_t i = 0; i < s.nrings; i++)
-			if (pfds[i].revents & (POLLHUP | POLLERR))
-				pfds[i].fd = -1; /* the task is gone; still drained below */
-		round_trip(&s);
-	}
-	free(pfds);
-	s.prof->stats.exit_status = launch_exit_status(status);
-	s.prof->stats.wall_seconds = launch_now_seconds() - l.start;
-
-finish:
-	/* Everything written so far is in the rings and pipes: read and process it all. */
-	launch_drain_io(&l);
-	drain_rings(&s);
-	ctest_watch_poll(&s.ctest, 1);
-	process_pending(&s, UINT64_MAX);
+/* The whole tree's CPU time (each event's own count, summed over the CPUs); the unwinder's
+ * summary. */
+static uint64_t perf_finish(void *be, struct runner_session *rs)
+{
+	struct session *s = be;
 	uint64_t total_ns = 0;
-	for (size_t i = 0; i < s.nrings; i++) {
+	for (size_t i = 0; i < s->nrings; i++) {
 		uint64_t v;
-		if (read(s.rings[i].fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		if (read(s->rings[i].fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
 			total_ns += v; /* the whole tree's CPU time on that CPU */
 	}
-	if (s.cpu.agg)
-		cputime_finish(&s.cpu, l.child, total_ns);
-	finish_unwinding(&s);
-	{
-		struct symbolizer *sym = symbolizer_new();
-		symbolizer_set_separate_lines(sym, 0); /* file names of libc & co: unused */
-		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
-		symbolizer_free(sym);
-	}
-	warn_truncated(&s);
-	struct profile_stats *st = &s.prof->stats;
-	st->samples = s.samples;
-	st->lost = s.lost;
-	st->processes = s.tree.processes_seen;
-	st->threads = s.tree.threads_seen;
-	st->hz = opts->hz;
-	st->period_ns = 1000000000ULL / (uint64_t)opts->hz;
-	st->cpu_seconds = (double)(s.period_ns_sum + s.cpu.unsampled_ns) / 1e9;
-	st->unsampled_seconds = (double)s.cpu.unsampled_ns / 1e9;
-	if (s.throttled)
+	finish_unwinding(s);
+	return total_ns;
+}
+
+static void perf_report(void *be, struct runner_session *rs)
+{
+	struct session *s = be;
+	warn_truncated(s);
+	if (s->throttled)
 		log_warn("the kernel throttled sampling %llu times: lower --hz",
-		         (unsigned long long)s.throttled);
-	if (s.bad_records)
+		         (unsigned long long)s->throttled);
+	if (s->bad_records)
 		log_warn("%llu malformed perf records were skipped",
-		         (unsigned long long)s.bad_records);
-	attrib_warn(&s.attrib);
-	*out = s.prof;
-	s.prof = NULL;
-out:
-	close_rings(&s);
-	for (size_t i = 0; i < s.npend; i++)
-		free(s.pend[i].rec);
-	free(s.pend);
-	ctest_watch_release(&s.ctest);
-	cputime_release(&s.cpu);
-	aggregator_release(&s.agg);
-	unwinder_free(s.unw);
-	free(s.umaps);
-	proctree_release(&s.tree);
-	attrib_release(&s.attrib);
-	markers_release(&s.markers);
-	profile_free(s.prof);
-	launch_release(&l);
-	return ret;
+		         (unsigned long long)s->bad_records);
+}
+
+static void perf_release(void *be, struct runner_session *rs)
+{
+	struct session *s = be;
+	close_rings(s);
+	unwinder_free(s->unw);
+	free(s->umaps);
+	free(s);
+}
+
+const struct runner_backend_ops perf_backend_ops = {
+	.name = "perf",
+	/* 25 ms: execs are seen (and CTest processes named) while /proc still shows them. */
+	.round_ms = 25,
+	.start = perf_start,
+	.pollfds = perf_pollfds,
+	.read = perf_read_rings,
+	.sample = perf_sample,
+	.finish = perf_finish,
+	.report = perf_report,
+	.release = perf_release,
+};
+
+void *perf_backend_new(const struct runner_opts *opts)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+	s->opts = opts;
+	if (opts->unwind != RUNNER_UNWIND_FP_ONLY)
+		s->unw = unwinder_new();
+	return s;
 }

@@ -1,13 +1,18 @@
-/* The perf backend: runs a command under perf_event_open's cpu-clock sampling of its whole
- * process tree, as `perf record -- CMD` does, and aggregates samples as they arrive. */
+/* The perf backend: samples a command's whole process tree with perf_event_open's cpu-clock
+ * (or a hardware event), as `perf record -- CMD` does; an event source of the runner
+ * (backend.h). */
 #ifndef CP_PERF_H
 #define CP_PERF_H
 
 #include "common/profile.h"
+#include "runner/backend.h"
 #include "runner/runner.h"
 
-/* See runner_run; this is its perf implementation. */
-int perf_backend_run(struct profile **out, const struct runner_opts *opts);
+/* The runner's ops for this backend, and its state for one run of opts (borrowed; owned by
+ * the run, which releases it). start returns RUNNER_ERR_REFUSED, diagnosed, when
+ * perf_event_open or the ring buffers' mmap is refused. */
+extern const struct runner_backend_ops perf_backend_ops;
+void *perf_backend_new(const struct runner_opts *opts);
 
 /*
  * The diagnosis of a refused perf_event_open or ring-buffer mmap, as a new string (owned by
@@ -17,7 +22,7 @@ int perf_backend_run(struct profile **out, const struct runner_opts *opts);
  * ring-buffer mmap failed (the locked-memory budget), mlock_kb is perf_event_mlock_kb, and
  * privileged is nonzero when the process has CAP_PERFMON or CAP_SYS_ADMIN (root).
  */
-/* What made the last perf_backend_run return RUNNER_ERR_REFUSED (the inputs of perf_diagnose),
+/* What made the last perf run return RUNNER_ERR_REFUSED (the inputs of perf_diagnose),
  * for a one-line summary when falling back to another backend. */
 struct perf_refusal {
 	int err, paranoid, seccomp, privileged, in_mmap;

@@ -3,10 +3,10 @@
  * The command runs with libciprof-preload.so in LD_PRELOAD and a fresh directory in
  * CIPROF_PRELOAD_DIR. Each process image creates one sample file there. Every 50 ms the
  * runner reads what each file's rings hold between tail and head (pread: a truncated or
- * scribbled file gives an error, never a crash), advances the tails, and queues the samples;
- * they are processed in timestamp order one round later, as the perf backend does, so that
- * marks and output markers apply at the right time. Memory follows the live processes and
- * the distinct stacks, not the run's length.
+ * scribbled file gives an error, never a crash), advances the tails, and queues the samples
+ * in the runner's event queue (backend.h); the runner processes them in timestamp order one
+ * round later, as the perf backend's, so that marks and output markers apply at the right
+ * time. Memory follows the live processes and the distinct stacks, not the run's length.
  *
  * Start, memory-map and thread records are applied as soon as they are read, so that the
  * samples that follow resolve; a new image of a pid that had one (an exec, or a reused pid)
@@ -22,13 +22,11 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
-#include "runner/aggregate.h"
-#include "runner/ctest.h"
+#include "runner/backend.h"
 #include "runner/launch.h"
 #include "runner/perf.h"
 #include "runner/preload/elfcheck.h"
 #include "runner/proctree.h"
-#include "runner/symbolize.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -373,14 +371,6 @@ struct image {
 	uint64_t last_time;
 };
 
-struct pending {
-	uint64_t time, seq;
-	pid_t pid;
-	int exit;           /* a pseudo-record: the process ended */
-	unsigned char *rec; /* owned copy of a sample record, or NULL */
-	size_t len;
-};
-
 struct expect {
 	pid_t pid;
 	uint64_t time, seen_at;
@@ -406,20 +396,14 @@ struct note {
 };
 
 struct psession {
+	struct runner_session *rs; /* borrowed: the run this backend feeds */
 	const struct runner_opts *opts;
-	struct profile *prof;
-	struct proctree tree;
-	struct aggregator agg;
-	struct attrib attrib;
-	struct ctest_watch ctest;
-	struct markers markers;
+	char *lib;   /* libciprof-preload.so */
+	char **env;  /* the command's extra environment */
 	char *dir;
 	int dirfd;
 	struct image **img;
 	size_t nimg, img_alloc;
-	struct pending *pend;
-	size_t npend, pend_alloc;
-	uint64_t seq, prev_round_max, round_max;
 	unsigned char *scratch;
 	size_t scratch_alloc;
 	struct expect *exp;
@@ -430,8 +414,9 @@ struct psession {
 	size_t nuns, uns_alloc;
 	struct note *notes;
 	size_t nnotes, notes_alloc;
-	uint64_t samples, lost, bad_files, threads_unsampled, events_lost;
-	uint64_t stacks; /* sample records: samples counts the periods they stand for */
+	uint64_t bad_files, threads_unsampled, events_lost;
+	int reachable;          /* the command can load the sampler: cmd_path */
+	char cmd_path[PATH_MAX];
 	uint64_t period_ns;
 	struct image *cur; /* the image whose rings are being read */
 };
@@ -531,8 +516,7 @@ static void on_start(struct psession *s, const struct pl_view *v)
 {
 	pid_t pid = v->u.start.pid;
 	if (v->flags & PL_START_FORK) {
-		proctree_fork(&s->tree, pid, v->u.start.ppid, pid, v->u.start.ppid);
-		attrib_proc_fork(&s->attrib, pid, v->u.start.ppid);
+		runner_fork(s->rs, pid, v->u.start.ppid, pid, v->u.start.ppid);
 		return;
 	}
 	char *comm = xstrndup(v->u.start.comm, v->u.start.comm_len);
@@ -542,13 +526,13 @@ static void on_start(struct psession *s, const struct pl_view *v)
 		comm = xstrdup(launch_basename(exe));
 		free(exe);
 	}
-	proctree_comm(&s->tree, pid, pid, comm, 1);
+	runner_comm(s->rs, pid, pid, comm, 1);
 	free(comm);
 	if (v->u.start.argv_len) {
 		char **argv = split_argv(v->u.start.argv, v->u.start.argv_len);
 		char *cwd = xstrndup(v->u.start.cwd, v->u.start.cwd_len);
 		char *exe = xstrndup(v->u.start.exe, v->u.start.exe_len);
-		ctest_watch_exec_argv(&s->ctest, pid, argv, cwd, exe);
+		ctest_watch_exec_argv(&s->rs->ctest, pid, argv, cwd, exe);
 		free(exe);
 		free(cwd);
 		for (char **a = argv; *a; a++)
@@ -559,7 +543,7 @@ static void on_start(struct psession *s, const struct pl_view *v)
 	 * running another test's command line is still that test's), as with perf. The
 	 * parent is also the only link of a vfork or posix_spawn child, which has no fork
 	 * record. */
-	attrib_proc_fork(&s->attrib, pid, v->u.start.ppid);
+	attrib_proc_fork(&s->rs->attrib, pid, v->u.start.ppid);
 }
 
 static int on_record(void *ctx, const struct pl_view *v, const unsigned char *raw, size_t len)
@@ -570,12 +554,16 @@ static int on_record(void *ctx, const struct pl_view *v, const unsigned char *ra
 		im->last_time = v->time;
 	switch (v->type) {
 	case PL_REC_SAMPLE: {
-		ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
-		unsigned char *copy = xmalloc(len);
-		memcpy(copy, raw, len);
-		s->pend[s->npend++] = (struct pending){v->time, s->seq++, im->pid, 0, copy, len};
-		if (v->time > s->round_max)
-			s->round_max = v->time;
+		struct run_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = RUN_EV_SAMPLE;
+		ev.time = v->time;
+		ev.pid = im->pid;
+		ev.tid = v->u.sample.tid;
+		ev.data = xmalloc(len);
+		memcpy(ev.data, raw, len);
+		ev.len = len;
+		evqueue_push(&s->rs->queue, &ev);
 		break;
 	}
 	case PL_REC_START:
@@ -585,21 +573,21 @@ static int on_record(void *ctx, const struct pl_view *v, const unsigned char *ra
 		on_start(s, v);
 		break;
 	case PL_REC_MAPS: {
-		struct proc *p = proctree_get(&s->tree, im->pid, "[unknown]");
+		struct proc *p = proctree_get(&s->rs->tree, im->pid, "[unknown]");
 		char *text = xstrndup(v->u.text.text, v->u.text.len);
-		proctree_load_procfs_maps(&s->tree, p, text);
+		proctree_load_procfs_maps(&s->rs->tree, p, text);
 		free(text);
 		break;
 	}
 	case PL_REC_THREAD:
 		if (v->flags & PL_THREAD_BEGIN)
-			proctree_fork(&s->tree, im->pid, im->pid, v->u.thread.tid, im->pid);
+			runner_fork(s->rs, im->pid, im->pid, v->u.thread.tid, im->pid);
 		break;
 	case PL_REC_EXEC:
 		on_exec(s, v);
 		break;
 	case PL_REC_NOTE: {
-		struct proc *p = proctree_find(&s->tree, im->pid);
+		struct proc *p = proctree_find(&s->rs->tree, im->pid);
 		add_note(s, v->u.text.text, v->u.text.len, p ? p->name : "?");
 		break;
 	}
@@ -684,7 +672,7 @@ static void close_image(struct psession *s, struct image *im)
 	struct pl_header *h = (struct pl_header *)im->hmap;
 	for (uint32_t i = 1; i <= im->h.nslots; i++) {
 		struct pl_slot *slot = (struct pl_slot *)(im->hmap + PL_SLOT_TABLE_OFFSET) + i;
-		s->lost += slot->lost;
+		s->rs->lost += slot->lost;
 	}
 	s->threads_unsampled += h->threads_unsampled;
 	s->events_lost += h->events_lost;
@@ -703,81 +691,56 @@ static void finish_image(struct psession *s, size_t idx)
 	read_image(s, im);
 	log_debug("preload: %s done (%s)", im->name, im->superseded ? "exec'd" : "process gone");
 	if (!im->superseded) {
-		ALLOC_GROW(s->pend, s->npend + 1, s->pend_alloc);
-		s->pend[s->npend++] =
-		        (struct pending){im->last_time + 1, s->seq++, im->pid, 1, NULL, 0};
+		struct run_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = RUN_EV_EXIT;
+		ev.time = im->last_time + 1;
+		ev.pid = ev.tid = im->pid;
+		evqueue_push(&s->rs->queue, &ev);
 	}
 	close_image(s, im);
 	memmove(&s->img[idx], &s->img[idx + 1], (s->nimg - idx - 1) * sizeof(*s->img));
 	s->nimg--;
 }
 
-/* ---- processing, in time order ---- */
+/* ---- processing, in time order (the runner's ops) ---- */
 
-static int pending_cmp(const void *a, const void *b)
+static long preload_sample(void *be, struct runner_session *rs, const struct run_event *ev,
+                           struct proc **pp, uint64_t *ips, size_t max, uint64_t *weight,
+                           uint64_t *ns)
 {
-	const struct pending *x = a, *y = b;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static void handle_sample(struct psession *s, const struct pending *pe)
-{
+	struct psession *s = be;
 	struct pl_view v;
-	if (pl_parse_record(pe->rec, pe->len, &v, "queued sample", 0) < 0)
-		return; /* parsed once already */
-	struct proc *p = proctree_get(&s->tree, pe->pid, "[unknown]");
+	if (pl_parse_record(ev->data, ev->len, &v, "queued sample", 0) < 0)
+		return -1; /* parsed once already */
+	struct proc *p = proctree_get(&rs->tree, ev->pid, "[unknown]");
 	/* An address in no known mapping (a library loaded since the last memory-map record)
 	 * may be looked up in /proc/PID/maps, but only while that pid still runs this image. */
-	struct image *im = image_of_pid(s, pe->pid);
-	s->tree.procfs_fallback = im && !im->broken;
-	uint64_t ips[PL_MAX_FRAMES], offsets[PL_MAX_FRAMES];
-	uint32_t dsos[PL_MAX_FRAMES];
-	uint32_t n = v.u.sample.nframes;
-	memcpy(ips, v.u.sample.ips, 8 * (size_t)n);
-	n = (uint32_t)proctree_resolve_chain(&s->tree, p, ips, n, dsos, offsets);
-	uint32_t process = profile_intern(s->prof, p->name);
-	int weak;
-	uint32_t test = attrib_sample(&s->attrib, pe->pid, v.u.sample.tid, v.time, &weak);
-	aggregator_add(&s->agg, test, weak, process, dsos, offsets, n, v.u.sample.weight);
-	s->samples += v.u.sample.weight;
-	s->stacks++;
+	struct image *im = image_of_pid(s, ev->pid);
+	rs->tree.procfs_fallback = im && !im->broken;
+	size_t n = v.u.sample.nframes < max ? v.u.sample.nframes : max;
+	memcpy(ips, v.u.sample.ips, 8 * n);
+	*pp = p;
+	*weight = v.u.sample.weight;
+	*ns = v.u.sample.weight * s->period_ns;
+	return (long)n;
 }
 
-static void handle_exit(struct psession *s, pid_t pid)
+/* A newer image of this pid (pid reuse) must keep its maps and marks. */
+static int preload_exit_stale(void *be, struct runner_session *rs, pid_t pid)
 {
-	/* A newer image of this pid (pid reuse) must keep its maps and marks. */
-	if (image_of_pid(s, pid))
-		return;
-	proctree_exit(&s->tree, pid, pid);
-	attrib_proc_exit(&s->attrib, pid);
+	return image_of_pid(be, pid) != NULL;
 }
 
-static void process_pending(struct psession *s, uint64_t limit)
+/* Each live process may look in /proc once per batch for a library it loaded. */
+static void preload_before_process(void *be, struct runner_session *rs)
 {
-	/* While a ctest is asked for its tests, the records wait: its test processes started
-	 * meanwhile are named when the answer comes (runner/ctest.h). */
-	if (!s->npend || (limit != UINT64_MAX && ctest_watch_poll(&s->ctest, 0)))
-		return;
-	qsort(s->pend, s->npend, sizeof(*s->pend), pending_cmp);
-	/* Each live process may look in /proc once per round for a library it loaded. */
+	struct psession *s = be;
 	for (size_t i = 0; i < s->nimg; i++) {
-		struct proc *p = proctree_find(&s->tree, s->img[i]->pid);
+		struct proc *p = proctree_find(&rs->tree, s->img[i]->pid);
 		if (p && !s->img[i]->superseded)
 			p->maps_from_procfs = 0;
 	}
-	size_t done = 0;
-	while (done < s->npend && s->pend[done].time <= limit) {
-		struct pending *pe = &s->pend[done++];
-		if (pe->exit)
-			handle_exit(s, pe->pid);
-		else
-			handle_sample(s, pe);
-		free(pe->rec);
-	}
-	memmove(s->pend, s->pend + done, (s->npend - done) * sizeof(*s->pend));
-	s->npend -= done;
 }
 
 /* ---- discovering files ---- */
@@ -882,7 +845,7 @@ static void scan_dir(struct psession *s)
 				finish_image(s, k);
 			}
 		}
-		process_pending(s, im->h.start_ns ? im->h.start_ns - 1 : 0);
+		runner_process(s->rs, im->h.start_ns ? im->h.start_ns - 1 : 0);
 		ALLOC_GROW(s->img, s->nimg + 1, s->img_alloc);
 		s->img[s->nimg++] = im;
 		image_started(s, im->pid, im->h.start_ns);
@@ -916,10 +879,11 @@ static void check_expectations(struct psession *s, int final)
 	}
 }
 
-/* One round: read every file, find new ones, retire finished ones, process what is due. */
-static void round_trip(struct psession *s, int final)
+/* The runner's read op: read every file, find new ones, retire finished ones (all of them
+ * when final); the runner then processes what is due. */
+static void preload_read(void *be, struct runner_session *rs, int final)
 {
-	s->round_max = 0;
+	struct psession *s = be;
 	for (size_t i = 0; i < s->nimg; i++) {
 		s->img[i]->fresh = 0;
 		read_image(s, s->img[i]);
@@ -936,11 +900,6 @@ static void round_trip(struct psession *s, int final)
 			i++;
 	}
 	check_expectations(s, 0);
-	if (final)
-		ctest_watch_poll(&s->ctest, 1);
-	process_pending(s, final ? UINT64_MAX : s->prev_round_max);
-	if (s->round_max > s->prev_round_max)
-		s->prev_round_max = s->round_max;
 }
 
 /* ---- the run ---- */
@@ -1020,13 +979,14 @@ static void report(struct psession *s)
 		         s->notes[i].count > 1 ? ", and others" : "");
 	/* CPU-time timers fire at the scheduler's tick at best; far rarer means a loaded
 	 * machine delayed them: each stack then stands for much CPU time. */
-	double per_stack = s->stacks ? (double)s->samples / (double)s->stacks : 0;
+	double per_stack =
+	        s->rs->stacks ? (double)s->rs->samples / (double)s->rs->stacks : 0;
 	if (per_stack > 3 && per_stack * (double)s->period_ns > 30e6)
 		log_warn("stacks were taken once per %.0f ms of CPU on average, not every %.1f ms: "
 		         "the CPU-time timers fired late (a loaded machine?), so shares are less "
 		         "precise than %llu samples suggest",
 		         per_stack * (double)s->period_ns / 1e6, (double)s->period_ns / 1e6,
-		         (unsigned long long)s->samples);
+		         (unsigned long long)s->rs->samples);
 	if (s->threads_unsampled)
 		log_warn("%llu threads were not sampled: a process ran more threads at once than "
 		         "the sampler has rings for (CIPROF_PRELOAD_SLOTS, at most %d)",
@@ -1038,7 +998,6 @@ static void report(struct psession *s)
 	if (s->bad_files)
 		log_warn("%llu preload sample files were malformed (see above)",
 		         (unsigned long long)s->bad_files);
-	attrib_warn(&s->attrib);
 }
 
 /* Removes the run's directory and whatever is left in it (background processes may still
@@ -1060,135 +1019,114 @@ static void remove_dir(struct psession *s)
 		log_verbose("cannot remove %s: %s", s->dir, strerror(errno));
 }
 
-int preload_backend_run(struct profile **out, const struct runner_opts *opts)
+static int preload_prepare(void *be, struct runner_session *rs, char ***env)
 {
-	*out = NULL;
-	if (opts->unwind == RUNNER_UNWIND_DWARF)
+	struct psession *s = be;
+	s->rs = rs;
+	if (s->opts->unwind == RUNNER_UNWIND_DWARF)
 		return cp_error("--unwind dwarf needs the perf backend: the preload backend "
 		                "walks frame pointers only");
-	char *lib = preload_find_library();
-	if (!lib)
+	s->lib = preload_find_library();
+	if (!s->lib)
 		return RUNNER_ERR_FAILED;
-	struct psession s;
-	memset(&s, 0, sizeof(s));
-	s.opts = opts;
-	s.dirfd = -1;
-	s.period_ns = 1000000000ULL / (uint64_t)opts->hz;
 	const char *tmpdir = getenv("TMPDIR");
-	s.dir = xasprintf("%s/ciprof-preload.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	if (!mkdtemp(s.dir)) {
+	s->dir = xasprintf("%s/ciprof-preload.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (!mkdtemp(s->dir)) {
 		int ret = cp_error_errno("cannot create a directory for the sample files at %s",
-		                         s.dir);
-		free(s.dir);
-		free(lib);
+		                         s->dir);
+		free(s->dir);
+		s->dir = NULL;
 		return ret;
 	}
-	s.dirfd = open(s.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	s.prof = profile_new();
-	proctree_init(&s.tree);
-	aggregator_init(&s.agg, s.prof);
-	attrib_init(&s.attrib, s.prof);
-	aggregator_attach(&s.agg, &s.attrib);
-	markers_init(&s.markers);
-	struct launch l;
-	launch_init(&l, &s.attrib, &s.markers);
-	ctest_watch_init(&s.ctest, &s.attrib);
-	ctest_watch_command(&s.ctest, opts->argv);
-	char cmd_path[PATH_MAX];
-	int reachable = check_command(&s, opts->argv[0], cmd_path, sizeof(cmd_path));
-	char **env = child_env(lib, s.dir, opts->hz);
-	log_verbose("preload backend: %s, sample files in %s", lib, s.dir);
+	s->dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	s->reachable = check_command(s, s->opts->argv[0], s->cmd_path, sizeof(s->cmd_path));
+	s->env = child_env(s->lib, s->dir, s->opts->hz);
+	*env = s->env;
+	log_verbose("preload backend: %s, sample files in %s", s->lib, s->dir);
+	return 0;
+}
 
-	int ret = launch_start(&l, opts, env);
-	free_env(env);
-	if (ret < 0)
-		goto out;
-	s.ctest.root = l.child;
-	/* The command must show an image; if it does not (LD_PRELOAD ignored, the sample
-	 * directory not writable...), it is reported like any exec'd program that did not. */
-	if (reachable) {
-		ALLOC_GROW(s.exp, s.nexp + 1, s.exp_alloc);
-		s.exp[s.nexp++] = (struct expect){l.child, launch_now_ns(), launch_now_ns(), 0,
-		                                  xstrdup(cmd_path)};
+/* The command must show an image; if it does not (LD_PRELOAD ignored, the sample directory
+ * not writable...), it is reported like any exec'd program that did not. */
+static int preload_start(void *be, struct runner_session *rs)
+{
+	struct psession *s = be;
+	if (s->reachable) {
+		ALLOC_GROW(s->exp, s->nexp + 1, s->exp_alloc);
+		s->exp[s->nexp++] = (struct expect){rs->child, launch_now_ns(), launch_now_ns(), 0,
+		                                    xstrdup(s->cmd_path)};
 	}
-	ret = launch_go(&l, opts->argv[0]);
-	if (ret == RUNNER_ERR_EXEC) {
-		s.prof->stats.exit_status = l.exec_status;
-		for (size_t i = 0; i < s.nexp; i++)
-			free(s.exp[i].path);
-		s.nexp = 0;
-		goto finish;
-	}
-	if (ret < 0)
-		goto out;
+	return 0;
+}
 
-	struct pollfd pfds[LAUNCH_NFDS];
-	launch_pollfds(&l, pfds);
-	int done = 0, status = 0;
-	while (!done) {
-		int pr = poll(pfds, LAUNCH_NFDS, ROUND_MS);
-		if (pr < 0 && errno != EINTR) {
-			log_warn("poll failed: %s", strerror(errno));
-			usleep(10000);
-		}
-		done = launch_service(&l, pfds, &status);
-		round_trip(&s, 0);
-	}
-	s.prof->stats.exit_status = launch_exit_status(status);
-	s.prof->stats.wall_seconds = launch_now_seconds() - l.start;
+static void preload_exec_failed(void *be, struct runner_session *rs)
+{
+	struct psession *s = be;
+	for (size_t i = 0; i < s->nexp; i++)
+		free(s->exp[i].path);
+	s->nexp = 0;
+}
 
-finish:
-	launch_drain_io(&l);
-	round_trip(&s, 1);
-	check_expectations(&s, 1);
-	{
-		struct symbolizer *sym = symbolizer_new();
-		symbolizer_set_separate_lines(sym, 0); /* file names of libc & co: unused */
-		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
-		symbolizer_free(sym);
+static uint64_t preload_finish(void *be, struct runner_session *rs)
+{
+	check_expectations(be, 1);
+	return 0;
+}
+
+static void preload_report(void *be, struct runner_session *rs)
+{
+	report(be);
+}
+
+static void preload_release(void *be, struct runner_session *rs)
+{
+	struct psession *s = be;
+	while (s->nimg) {
+		s->img[s->nimg - 1]->superseded = 1; /* no exit record: nothing processes it now */
+		close_image(s, s->img[--s->nimg]);
 	}
-	struct profile_stats *st = &s.prof->stats;
-	st->samples = s.samples;
-	st->lost = s.lost;
-	st->processes = s.tree.processes_seen;
-	st->threads = s.tree.threads_seen;
-	st->hz = opts->hz;
-	st->period_ns = s.period_ns;
-	st->cpu_seconds = (double)(s.samples * s.period_ns) / 1e9;
-	report(&s);
-	*out = s.prof;
-	s.prof = NULL;
-out:
-	while (s.nimg) {
-		s.img[s.nimg - 1]->superseded = 1; /* no exit record: nothing processes it now */
-		close_image(&s, s.img[--s.nimg]);
+	free(s->img);
+	for (size_t i = 0; i < s->nexp; i++)
+		free(s->exp[i].path);
+	free(s->exp);
+	free(s->recent);
+	for (size_t i = 0; i < s->nuns; i++)
+		free(s->uns[i].path);
+	free(s->uns);
+	for (size_t i = 0; i < s->nnotes; i++) {
+		free(s->notes[i].text);
+		free(s->notes[i].proc);
 	}
-	free(s.img);
-	for (size_t i = 0; i < s.npend; i++)
-		free(s.pend[i].rec);
-	free(s.pend);
-	for (size_t i = 0; i < s.nexp; i++)
-		free(s.exp[i].path);
-	free(s.exp);
-	free(s.recent);
-	for (size_t i = 0; i < s.nuns; i++)
-		free(s.uns[i].path);
-	free(s.uns);
-	for (size_t i = 0; i < s.nnotes; i++) {
-		free(s.notes[i].text);
-		free(s.notes[i].proc);
-	}
-	free(s.notes);
-	free(s.scratch);
-	remove_dir(&s);
-	free(s.dir);
-	free(lib);
-	aggregator_release(&s.agg);
-	proctree_release(&s.tree);
-	ctest_watch_release(&s.ctest);
-	attrib_release(&s.attrib);
-	markers_release(&s.markers);
-	profile_free(s.prof);
-	launch_release(&l);
-	return ret;
+	free(s->notes);
+	free(s->scratch);
+	remove_dir(s);
+	free(s->dir);
+	free(s->lib);
+	if (s->env)
+		free_env(s->env);
+	free(s);
+}
+
+const struct runner_backend_ops preload_backend_ops = {
+	.name = "preload",
+	.round_ms = ROUND_MS,
+	.prepare = preload_prepare,
+	.start = preload_start,
+	.exec_failed = preload_exec_failed,
+	.read = preload_read,
+	.before_process = preload_before_process,
+	.sample = preload_sample,
+	.exit_stale = preload_exit_stale,
+	.finish = preload_finish,
+	.report = preload_report,
+	.release = preload_release,
+};
+
+void *preload_backend_new(const struct runner_opts *opts)
+{
+	struct psession *s = xcalloc(1, sizeof(*s));
+	s->opts = opts;
+	s->dirfd = -1;
+	s->period_ns = 1000000000ULL / (uint64_t)opts->hz;
+	return s;
 }

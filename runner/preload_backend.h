@@ -1,19 +1,23 @@
-/* The LD_PRELOAD backend, runner side: runs the command with libciprof-preload.so injected
- * into every process of its tree (runner/preload/preload.c), reads the per-process sample
- * files it writes (runner/preload/format.h) while the command runs, and turns them into the
- * same profile the perf backend gives. For when perf_event_open is refused (docs/preload.md). */
+/* The LD_PRELOAD backend, runner side: the command runs with libciprof-preload.so injected
+ * into every process of its tree (runner/preload/preload.c); this event source of the runner
+ * (backend.h) reads the per-process sample files it writes (runner/preload/format.h) while the
+ * command runs into the runner's event queue. For when perf_event_open is refused
+ * (docs/preload.md). */
 #ifndef CP_PRELOAD_BACKEND_H
 #define CP_PRELOAD_BACKEND_H
 
 #include "common/profile.h"
+#include "runner/backend.h"
 #include "runner/preload/format.h"
 #include "runner/runner.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* See runner_run; this is its LD_PRELOAD implementation. --unwind dwarf is refused. */
-int preload_backend_run(struct profile **out, const struct runner_opts *opts);
+/* The runner's ops for this backend, and its state for one run of opts (borrowed; owned by
+ * the run, which releases it). --unwind dwarf is refused. */
+extern const struct runner_backend_ops preload_backend_ops;
+void *preload_backend_new(const struct runner_opts *opts);
 
 /* For --backend auto after perf_event_open was refused: prints the one-line notice (the
  * perf diagnosis itself only with -v). dwarf: the user asked for --unwind dwarf, which this

@@ -1,15 +1,27 @@
-/* runner_run: picks the backend and returns the symbolized profile of the command. */
+/* The runner: one session per run owns the launch, the poll loop, the time-ordered event
+ * queue, attribution, exact CPU time and the run's statistics (backend.h); the perf or preload
+ * backend only supplies events. runner_run picks the backend and falls back from perf to
+ * preload when perf_event_open is refused. */
 #include "runner/runner.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/xalloc.h"
+#include "runner/backend.h"
 #include "runner/ctest.h"
 #include "runner/launch.h"
 #include "runner/perf.h"
 #include "runner/preload_backend.h"
+#include "runner/symbolize.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Frames per stack: the perf backend's kernel chain and unwinder stop there, the preload
+ * sampler at PL_MAX_FRAMES (fewer). */
+#define RUNNER_MAX_FRAMES 256
 
 void runner_opts_init(struct runner_opts *o)
 {
@@ -31,6 +43,240 @@ const char *runner_event_name(enum runner_event e)
 	                                      : "cpu-clock";
 }
 
+/* ---- the session: one place that applies events, attributes and counts ---- */
+
+void runner_fork(struct runner_session *s, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid)
+{
+	proctree_fork(&s->tree, pid, ppid, tid, ptid);
+	if (pid != ppid)
+		attrib_proc_fork(&s->attrib, pid, ppid);
+}
+
+void runner_comm(struct runner_session *s, pid_t pid, pid_t tid, const char *comm, int exec)
+{
+	proctree_comm(&s->tree, pid, tid, comm, exec);
+}
+
+void runner_exact_cpu(struct runner_session *s, unsigned reads_per_task)
+{
+	cputime_init(&s->cpu, &s->agg, s->period_ns, reads_per_task);
+}
+
+/* A sample of the backend's: its stack resolved in its process's address space at its time,
+ * attributed to a test, counted. */
+static void apply_sample(struct runner_session *s, const struct run_event *ev)
+{
+	uint64_t ips[RUNNER_MAX_FRAMES], offsets[RUNNER_MAX_FRAMES];
+	uint32_t dsos[RUNNER_MAX_FRAMES];
+	struct proc *p = NULL;
+	uint64_t weight = 1, ns = 0;
+	long got = s->ops->sample(s->be, s, ev, &p, ips, RUNNER_MAX_FRAMES, &weight, &ns);
+	if (got < 0 || !p)
+		return; /* malformed: the backend counted it */
+	size_t n = proctree_resolve_chain(&s->tree, p, ips, (size_t)got, dsos, offsets);
+	uint32_t process = profile_intern(s->prof, p->name);
+	int weak;
+	uint32_t test = attrib_sample(&s->attrib, ev->pid, ev->tid, ev->time, &weak);
+	aggregator_add(&s->agg, test, weak, process, dsos, offsets, n, weight);
+	if (s->cpu.agg)
+		cputime_sample(&s->cpu, ev->pid, ev->tid, test, weak, process, ns);
+	s->samples += weight;
+	s->stacks++;
+	s->sampled_ns += ns;
+}
+
+static void apply_exit(struct runner_session *s, const struct run_event *ev)
+{
+	if (s->ops->exit_stale && s->ops->exit_stale(s->be, s, ev->pid))
+		return;
+	if (s->cpu.agg) {
+		/* Its test as it ends: its unsampled time goes there if it had no sample. */
+		int weak;
+		uint32_t test = attrib_sample(&s->attrib, ev->pid, ev->tid, ev->time, &weak);
+		struct proc *p = proctree_find(&s->tree, ev->pid);
+		cputime_exit(&s->cpu, ev->pid, ev->tid, test, weak,
+		             profile_intern(s->prof, p ? p->name : "[unknown]"));
+	}
+	proctree_exit(&s->tree, ev->pid, ev->tid);
+	if (ev->pid == ev->tid)
+		attrib_proc_exit(&s->attrib, ev->pid);
+}
+
+static void apply_event(void *ctx, const struct run_event *ev)
+{
+	struct runner_session *s = ctx;
+	switch (ev->kind) {
+	case RUN_EV_SAMPLE:
+		apply_sample(s, ev);
+		break;
+	case RUN_EV_MMAP:
+		proctree_mmap(&s->tree, ev->pid, ev->u.mmap.addr, ev->u.mmap.len, ev->u.mmap.pgoff,
+		              ev->data ? ev->data : "");
+		break;
+	case RUN_EV_COMM:
+		runner_comm(s, ev->pid, ev->tid, ev->data ? ev->data : "", ev->u.comm.exec);
+		break;
+	case RUN_EV_FORK:
+		runner_fork(s, ev->pid, ev->u.fork.ppid, ev->tid, ev->u.fork.ptid);
+		break;
+	case RUN_EV_EXIT:
+		apply_exit(s, ev);
+		break;
+	case RUN_EV_READ:
+		if (s->cpu.agg)
+			cputime_read(&s->cpu, ev->pid, ev->tid, ev->u.read.value);
+		break;
+	}
+}
+
+void runner_process(struct runner_session *s, uint64_t limit)
+{
+	/* While a ctest is asked for its tests, the events wait: its test processes started
+	 * meanwhile are named when the answer comes (runner/ctest.h). */
+	if (limit != UINT64_MAX && ctest_watch_poll(&s->ctest, 0))
+		return;
+	if (!s->queue.n)
+		return;
+	if (s->ops->before_process)
+		s->ops->before_process(s->be, s);
+	evqueue_process(&s->queue, limit, apply_event, s);
+}
+
+/* One round: the backend reads what arrived; the events stamped no later than the newest of
+ * the previous round are processed (every source has delivered those by now), all of them
+ * at the end. */
+static void session_round(struct runner_session *s, int final)
+{
+	s->ops->read(s->be, s, final);
+	uint64_t newest = evqueue_take_newest(&s->queue);
+	if (final)
+		ctest_watch_poll(&s->ctest, 1);
+	runner_process(s, final ? UINT64_MAX : s->prev_round_max);
+	if (newest > s->prev_round_max)
+		s->prev_round_max = newest;
+}
+
+/* Polls the launch's fds and the backend's until the command ends, a round each period. */
+static void session_loop(struct runner_session *s, struct launch *l, int *status)
+{
+	size_t nbe = s->ops->pollfds ? s->ops->pollfds(s->be, NULL, 0) : 0;
+	size_t nfds = nbe + LAUNCH_NFDS;
+	struct pollfd *pfds = xcalloc(nfds, sizeof(*pfds));
+	if (nbe)
+		s->ops->pollfds(s->be, pfds, nbe);
+	launch_pollfds(l, pfds + nbe);
+	int done = 0;
+	while (!done) {
+		int pr = poll(pfds, nfds, s->ops->round_ms);
+		if (pr < 0 && errno != EINTR) {
+			log_warn("poll failed: %s", strerror(errno));
+			usleep(10000);
+		}
+		done = launch_service(l, pfds + nbe, status);
+		for (size_t i = 0; i < nbe; i++)
+			if (pfds[i].revents & (POLLHUP | POLLERR))
+				pfds[i].fd = -1; /* its source is gone; still read each round */
+		session_round(s, 0);
+	}
+	free(pfds);
+}
+
+int runner_session_run(struct profile **out, const struct runner_opts *opts,
+                       const struct runner_backend_ops *ops, void *be)
+{
+	struct runner_session s;
+	memset(&s, 0, sizeof(s));
+	*out = NULL;
+	struct launch l;
+	char **env = NULL;
+
+	s.opts = opts;
+	s.ops = ops;
+	s.be = be;
+	s.child = -1;
+	s.period_ns = 1000000000ULL / (uint64_t)opts->hz;
+	s.prof = profile_new();
+	proctree_init(&s.tree);
+	aggregator_init(&s.agg, s.prof);
+	attrib_init(&s.attrib, s.prof);
+	aggregator_attach(&s.agg, &s.attrib);
+	markers_init(&s.markers);
+	evqueue_init(&s.queue);
+	launch_init(&l, &s.attrib, &s.markers);
+	ctest_watch_init(&s.ctest, &s.attrib);
+
+	int ret = ops->prepare ? ops->prepare(be, &s, &env) : 0;
+	if (ret < 0)
+		goto out;
+	ctest_watch_command(&s.ctest, opts->argv);
+	ret = launch_start(&l, opts, env);
+	if (ret < 0)
+		goto out;
+	s.child = l.child;
+	s.ctest.root = l.child;
+	ret = ops->start(be, &s);
+	if (ret < 0) {
+		launch_abort(&l);
+		goto out;
+	}
+	ret = launch_go(&l, opts->argv[0]);
+	if (ret == RUNNER_ERR_EXEC) {
+		s.prof->stats.exit_status = l.exec_status;
+		if (ops->exec_failed)
+			ops->exec_failed(be, &s);
+		goto finish;
+	}
+	if (ret < 0)
+		goto out;
+	int status = 0;
+	session_loop(&s, &l, &status);
+	s.prof->stats.exit_status = launch_exit_status(status);
+	s.prof->stats.wall_seconds = launch_now_seconds() - l.start;
+
+finish:
+	/* Everything written so far is in the pipes and the backend's buffers: read and process
+	 * it all. */
+	launch_drain_io(&l);
+	session_round(&s, 1);
+	uint64_t total_ns = ops->finish ? ops->finish(be, &s) : 0;
+	if (s.cpu.agg)
+		cputime_finish(&s.cpu, s.child, total_ns);
+	{
+		struct symbolizer *sym = symbolizer_new();
+		symbolizer_set_separate_lines(sym, 0); /* file names of libc & co: unused */
+		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
+		symbolizer_free(sym);
+	}
+	struct profile_stats *st = &s.prof->stats;
+	st->samples = s.samples;
+	st->lost = s.lost;
+	st->processes = s.tree.processes_seen;
+	st->threads = s.tree.threads_seen;
+	st->hz = opts->hz;
+	st->period_ns = s.period_ns;
+	st->cpu_seconds = (double)(s.sampled_ns + s.cpu.unsampled_ns) / 1e9;
+	st->unsampled_seconds = (double)s.cpu.unsampled_ns / 1e9;
+	if (ops->report)
+		ops->report(be, &s);
+	attrib_warn(&s.attrib);
+	*out = s.prof;
+	s.prof = NULL;
+out:
+	ops->release(be, &s);
+	evqueue_release(&s.queue);
+	ctest_watch_release(&s.ctest);
+	cputime_release(&s.cpu);
+	aggregator_release(&s.agg);
+	proctree_release(&s.tree);
+	attrib_release(&s.attrib);
+	markers_release(&s.markers);
+	profile_free(s.prof);
+	launch_release(&l);
+	return ret;
+}
+
+/* ---- choosing the backend ---- */
+
 int runner_run(struct profile **out, const struct runner_opts *opts)
 {
 	*out = 0;
@@ -49,8 +295,8 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 		                "perf backend",
 		                runner_event_name(opts->event));
 	if (opts->backend == RUNNER_BACKEND_PRELOAD)
-		return preload_backend_run(out, opts);
-	int r = perf_backend_run(out, opts);
+		return runner_session_run(out, opts, &preload_backend_ops, preload_backend_new(opts));
+	int r = runner_session_run(out, opts, &perf_backend_ops, perf_backend_new(opts));
 	/* A hardware event has no stand-in in the preload backend: no fallback. */
 	if (r != RUNNER_ERR_REFUSED || opts->backend != RUNNER_BACKEND_AUTO ||
 	    opts->event != RUNNER_EVENT_CPU_CLOCK)
@@ -60,7 +306,7 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 	struct runner_opts fallback = *opts;
 	fallback.unwind = RUNNER_UNWIND_FP;
 	preload_announce_fallback(opts->unwind == RUNNER_UNWIND_DWARF);
-	return preload_backend_run(out, &fallback);
+	return runner_session_run(out, &fallback, &preload_backend_ops, preload_backend_new(&fallback));
 }
 
 size_t runner_ctest_tests(char **argv, char ***names)
