@@ -12,7 +12,7 @@
 #include "common/xalloc.h"
 #include "report/paired.h"
 #include "report/report.h"
-#include "runner/gitmeta.h"
+#include "runner/meta/gitmeta.h"
 #include "runner/runner.h"
 #include "store/store.h"
 

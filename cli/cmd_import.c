@@ -11,7 +11,7 @@
 #include "common/xalloc.h"
 #include "export/perf_script.h"
 #include "export/pprof.h"
-#include "runner/gitmeta.h"
+#include "runner/meta/gitmeta.h"
 
 #include <stdio.h>
 #include <stdlib.h>

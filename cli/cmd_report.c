@@ -12,7 +12,7 @@
 #include "common/xalloc.h"
 #include "forge/forge.h"
 #include "report/report.h"
-#include "runner/gitmeta.h"
+#include "runner/meta/gitmeta.h"
 
 #include <errno.h>
 #include <math.h>

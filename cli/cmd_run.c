@@ -8,8 +8,8 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "common/runmeta.h"
-#include "runner/gitmeta.h"
-#include "runner/junit.h"
+#include "runner/meta/gitmeta.h"
+#include "runner/attribution/junit.h"
 #include "runner/runner.h"
 #include "store/store.h"
 

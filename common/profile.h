@@ -37,7 +37,7 @@ struct profile_sample {
 	uint64_t count; /* samples */
 };
 
-/* The frame under a process that holds the CPU time no sample saw (runner/cputime.h). */
+/* The frame under a process that holds the CPU time no sample saw (runner/attribution/cputime.h). */
 #define PROFILE_UNSAMPLED "[unsampled]"
 
 struct profile_stats {

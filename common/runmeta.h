@@ -1,5 +1,5 @@
 /* What is known about a run besides its samples: git state, CI context, host, command and
- * outcome. runner/gitmeta.c fills the git and CI parts, cli/ the rest, store/ persists it. */
+ * outcome. runner/meta/gitmeta.c fills the git and CI parts, cli/ the rest, store/ persists it. */
 #ifndef CP_RUNMETA_H
 #define CP_RUNMETA_H
 

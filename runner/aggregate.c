@@ -1,8 +1,8 @@
 /* Raw stack aggregation and the one symbolization pass (see aggregate.h). */
 #include "runner/aggregate.h"
 #include "common/xalloc.h"
-#include "runner/attribute.h"
-#include "runner/symbolize.h"
+#include "runner/attribution/attribute.h"
+#include "runner/symbols/symbolize.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 
 #include "common/hashidx.h"
 #include "common/profile.h"
-#include "runner/proctree.h"
+#include "runner/attribution/proctree.h"
 
 #include <stddef.h>
 #include <stdint.h>

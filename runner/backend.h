@@ -10,12 +10,12 @@
 #define CP_BACKEND_H
 
 #include "runner/aggregate.h"
-#include "runner/attribute.h"
-#include "runner/cputime.h"
-#include "runner/ctest.h"
+#include "runner/attribution/attribute.h"
+#include "runner/attribution/cputime.h"
+#include "runner/attribution/ctest.h"
 #include "runner/events.h"
-#include "runner/markers.h"
-#include "runner/proctree.h"
+#include "runner/attribution/markers.h"
+#include "runner/attribution/proctree.h"
 #include "runner/runner.h"
 
 #include <poll.h>

@@ -6,8 +6,8 @@
 #define CP_LAUNCH_H
 
 #include "common/strbuf.h"
-#include "runner/attribute.h"
-#include "runner/markers.h"
+#include "runner/attribution/attribute.h"
+#include "runner/attribution/markers.h"
 #include "runner/runner.h"
 
 #include <poll.h>

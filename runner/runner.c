@@ -8,11 +8,11 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "runner/backend.h"
-#include "runner/ctest.h"
+#include "runner/attribution/ctest.h"
 #include "runner/launch.h"
-#include "runner/perf.h"
-#include "runner/preload_backend.h"
-#include "runner/symbolize.h"
+#include "runner/sample/perf.h"
+#include "runner/sample/preload_backend.h"
+#include "runner/symbols/symbolize.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -132,7 +132,7 @@ static void apply_event(void *ctx, const struct run_event *ev)
 void runner_process(struct runner_session *s, uint64_t limit)
 {
 	/* While a ctest is asked for its tests, the events wait: its test processes started
-	 * meanwhile are named when the answer comes (runner/ctest.h). */
+	 * meanwhile are named when the answer comes (runner/attribution/ctest.h). */
 	if (limit != UINT64_MAX && ctest_watch_poll(&s->ctest, 0))
 		return;
 	if (!s->queue.n)

@@ -5,7 +5,7 @@
 
 #include "common/config.h"
 #include "common/profile.h"
-#include "runner/attribute.h"
+#include "runner/attribution/attribute.h"
 
 #include <stddef.h>
 

@@ -2,8 +2,8 @@
  * by side in one process) and the memory of a perf map line with a 50 MB name. */
 #include "common/profile.h"
 #include "common/xalloc.h"
-#include "runner/junit.h"
-#include "runner/symbolize.h"
+#include "runner/attribution/junit.h"
+#include "runner/symbols/symbolize.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* The sample file of the LD_PRELOAD backend, shared by the injected library (the writer,
- * runner/preload/preload.c) and the runner (the reader, runner/preload_backend.c).
+ * runner/preload/preload.c) and the runner (the reader, runner/sample/preload_backend.c).
  *
  * One file per process image (a fork child or an exec starts a new one), created in
  * $CIPROF_PRELOAD_DIR and mapped MAP_SHARED by its process. It holds single-producer ring

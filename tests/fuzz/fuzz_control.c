@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/xalloc.h"
-#include "runner/attribute.h"
+#include "runner/attribution/attribute.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

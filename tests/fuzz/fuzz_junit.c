@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "common/profile.h"
-#include "runner/junit.h"
+#include "runner/attribution/junit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

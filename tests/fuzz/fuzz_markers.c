@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "runner/attribute.h"
-#include "runner/markers.h"
+#include "runner/attribution/attribute.h"
+#include "runner/attribution/markers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

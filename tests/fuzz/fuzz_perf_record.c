@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/perf_record.h"
-#include "runner/unwind.h"
+#include "runner/sample/perf_record.h"
+#include "runner/sample/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

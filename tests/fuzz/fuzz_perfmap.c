@@ -1,6 +1,6 @@
-/* Fuzz target for the perf map parser (runner/perfmap.c): strict and lenient parsing of
+/* Fuzz target for the perf map parser (runner/symbols/perfmap.c): strict and lenient parsing of
  * arbitrary bytes, then lookups at and around every parsed boundary, checking the answers. */
-#include "runner/symbolize.h"
+#include "runner/symbols/symbolize.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -11,8 +11,8 @@
 
 #include "common/error.h"
 #include "runner/aggregate.h"
-#include "runner/attribute.h"
-#include "runner/markers.h"
+#include "runner/attribution/attribute.h"
+#include "runner/attribution/markers.h"
 
 static const char *test_at(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *weak)
 {

@@ -1,4 +1,4 @@
-/* Exact CPU per task (runner/cputime.c): the time a task's samples did not cover is counted
+/* Exact CPU per task (runner/attribution/cputime.c): the time a task's samples did not cover is counted
  * as [unsampled] samples of its process, in its tests in proportion, or in its exit test. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "runner/aggregate.h"
-#include "runner/cputime.h"
+#include "runner/attribution/cputime.h"
 
 #define P 1000 /* the period, ns */
 

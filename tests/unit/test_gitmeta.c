@@ -1,7 +1,7 @@
 /* Tests for runner/gitmeta: real repositories made with the git CLI in a temporary folder,
  * fake CI environments passed as envp, host info and command-line quoting. */
 #define _GNU_SOURCE /* vasprintf */
-#include "runner/gitmeta.h"
+#include "runner/meta/gitmeta.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 

@@ -13,7 +13,7 @@
 #include "common/error.h"
 #include "common/profile.h"
 #include "common/xalloc.h"
-#include "runner/junit.h"
+#include "runner/attribution/junit.h"
 
 static const char gtest_xml[] =
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/perf.h"
-#include "runner/perf_record.h"
+#include "runner/sample/perf.h"
+#include "runner/sample/perf_record.h"
 
 /* Builds records in a little-endian byte buffer, as the kernel lays them out. */
 struct rb {

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "runner/proctree.h"
+#include "runner/attribution/proctree.h"
 
 static void check_maps(const struct addr_space *as, const uint64_t (*want)[3], size_t n)
 {

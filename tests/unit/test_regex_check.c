@@ -1,7 +1,7 @@
 /* Unit tests of common/regex_check: what regcomp would build is bounded before it runs. */
 #include "common/regex_check.h"
 #include "common/error.h"
-#include "runner/attribute.h"
+#include "runner/attribution/attribute.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -4,7 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "runner/symbolize.h"
+#include "runner/symbols/symbolize.h"
 
 #include "common/error.h"
 

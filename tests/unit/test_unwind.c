@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "common/profile.h"
-#include "runner/unwind.h"
+#include "runner/sample/unwind.h"
 
 #define MAX_COPY 32768
 

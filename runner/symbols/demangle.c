@@ -1,7 +1,7 @@
 /* Demangling through libiberty (the demangler of binutils and GDB): C++ Itanium names and
  * both Rust manglings. Kept in its own file because libiberty's headers declare their own
  * xmalloc family, which must not meet common/xalloc.h in one translation unit. */
-#include "runner/symbolize.h"
+#include "runner/symbols/symbolize.h"
 
 #include <demangle.h>
 #include <string.h>

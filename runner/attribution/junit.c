@@ -1,6 +1,6 @@
 /* JUnit XML with expat: only <testcase> and its <failure>/<error>/<skipped> children matter;
  * everything else (suites, properties, system-out) is read past. */
-#include "runner/junit.h"
+#include "runner/attribution/junit.h"
 #include "common/error.h"
 #include "common/profile.h"
 #include "common/strbuf.h"

@@ -1,7 +1,7 @@
 /* Git and CI metadata of a run. libgit2 reads the checkout (HEAD, branch, merge-base with the
  * base branch, dirty work tree); CI checkouts are detached, so branch names and PR numbers come
  * from the CI provider's variables, read from an explicit envp so tests can fake them. */
-#include "runner/gitmeta.h"
+#include "runner/meta/gitmeta.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 

@@ -1,6 +1,6 @@
 /* Ring-buffer record decoding for the perf backend (see perf_record.h). Every read is
  * bounds-checked against the record's own size: the kernel is trusted, but a fuzzer is not. */
-#include "runner/perf_record.h"
+#include "runner/sample/perf_record.h"
 
 #include <linux/perf_event.h>
 #include <string.h>

@@ -17,16 +17,16 @@
  * Programs LD_PRELOAD cannot reach (static, set-ID) are found by the exec records of their
  * parent (which checks the program it execs) and by the runner for the command itself; an
  * exec after which no image of that pid appeared is reported by name as unsampled. */
-#include "runner/preload_backend.h"
+#include "runner/sample/preload_backend.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "runner/backend.h"
 #include "runner/launch.h"
-#include "runner/perf.h"
+#include "runner/sample/perf.h"
 #include "runner/preload/elfcheck.h"
-#include "runner/proctree.h"
+#include "runner/attribution/proctree.h"
 
 #include <dirent.h>
 #include <errno.h>

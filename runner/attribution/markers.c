@@ -1,5 +1,5 @@
 /* Test-runner output markers (see markers.h). Lines over 64 KiB are cut: a marker is short. */
-#include "runner/markers.h"
+#include "runner/attribution/markers.h"
 #include "common/xalloc.h"
 
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /* The vdso image in a memfd (see vdso.h). */
-#include "runner/vdso.h"
+#include "runner/sample/vdso.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 

@@ -1,5 +1,5 @@
 /* Exact CPU per task from the kernel's own counts (see cputime.h). */
-#include "runner/cputime.h"
+#include "runner/attribution/cputime.h"
 #include "common/xalloc.h"
 #include "runner/aggregate.h"
 

@@ -1,7 +1,7 @@
 /* Process tree and address spaces for the perf backend (see proctree.h).
  * Exited processes are dropped in batches, so memory follows the live processes, not the
  * thousands a long suite starts. */
-#include "runner/proctree.h"
+#include "runner/attribution/proctree.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 

@@ -8,7 +8,7 @@
 #define CP_MARKERS_H
 
 #include "common/strbuf.h"
-#include "runner/attribute.h"
+#include "runner/attribution/attribute.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
 #define CP_CTEST_H
 
 #include "common/strbuf.h"
-#include "runner/attribute.h"
+#include "runner/attribution/attribute.h"
 
 #include <stdint.h>
 #include <sys/types.h>

@@ -1,7 +1,7 @@
 /* Host and command-line parts of a run's metadata (see gitmeta.h): the CPU a profile was taken
  * on, so that runs on different machines are not compared blindly, and the command as a user
  * would type it again. */
-#include "runner/gitmeta.h"
+#include "runner/meta/gitmeta.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 

@@ -1,7 +1,7 @@
 /* The built-in stack rules: how each in-process test framework shows its test on the stack.
  * Each is checked by an integration test profiling a real suite of that framework
  * (examples/frameworks/). POSIX extended regexes; "as" uses \1..\9 back-references. */
-#include "runner/attribute.h"
+#include "runner/attribution/attribute.h"
 
 #include <stddef.h>
 

@@ -43,7 +43,7 @@ struct attrib_rules {
 	size_t n, alloc;
 };
 
-/* The built-in rules (runner/rules.c), appended to rules. */
+/* The built-in rules (runner/attribution/rules.c), appended to rules. */
 void attrib_rules_add_builtin(struct attrib_rules *rules);
 /* Appends one rule (copies the strings); 0, or -1 with cp_error naming the bad regex. */
 int attrib_rules_add(struct attrib_rules *rules, const char *name, const char *caller,

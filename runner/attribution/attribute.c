@@ -1,6 +1,6 @@
 /* Per-test attribution (see attribute.h): thread and process marks, output-marker windows,
  * CTest's process-per-test mapping and stack rules over the symbolized trie. */
-#include "runner/attribute.h"
+#include "runner/attribution/attribute.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/regex_check.h"

@@ -6,8 +6,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "runner/unwind.h"
-#include "runner/vdso.h"
+#include "runner/sample/unwind.h"
+#include "runner/sample/vdso.h"
 
 #include "common/hashidx.h"
 #include "common/log.h"
@@ -390,7 +390,7 @@ static const struct fileinfo *file_info(struct unwinder *u, uint32_t id)
 	return fi;
 }
 
-/* The vdso's image (runner/vdso.c), read once; -2 when unavailable. */
+/* The vdso's image (runner/sample/vdso.c), read once; -2 when unavailable. */
 static int vdso_fd(struct unwinder *u)
 {
 	if (u->vdso_fd != -1)

@@ -1,7 +1,7 @@
 /* CTest anywhere in the process tree (see ctest.h): a ctest process seen starting is asked for
  * its tests in the background, and the processes that start meanwhile are kept until the
  * answer names them. */
-#include "runner/ctest.h"
+#include "runner/attribution/ctest.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"

@@ -3,16 +3,16 @@
  * and map one ring buffer per CPU. An event source of the runner (backend.h): each round it
  * drains the rings into the runner's event queue, which processes records from different CPUs
  * in timestamp order, as perf does; samples are unwound here when the runner processes them. */
-#include "runner/perf.h"
+#include "runner/sample/perf.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "runner/backend.h"
 #include "runner/launch.h"
-#include "runner/perf_record.h"
-#include "runner/proctree.h"
-#include "runner/unwind.h"
+#include "runner/sample/perf_record.h"
+#include "runner/attribution/proctree.h"
+#include "runner/sample/unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -548,7 +548,7 @@ static long perf_sample(void *be, struct runner_session *rs, const struct run_ev
 /*
  * One record into the runner's queue as an event (samples as themselves, decoded by
  * perf_sample when processed); lost and throttled samples counted. CTest runs each test as its
- * own process: its command line and working directory name it (runner/ctest.h), so an exec is
+ * own process: its command line and working directory name it (runner/attribution/ctest.h), so an exec is
  * looked at as it is read, while /proc still shows the process (short tests end quickly).
  */
 static void queue_record(struct session *s, const struct perf_event_header *h)

@@ -6,8 +6,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "runner/symbolize.h"
-#include "runner/vdso.h"
+#include "runner/symbols/symbolize.h"
+#include "runner/sample/vdso.h"
 
 #include "common/error.h"
 #include "common/hashidx.h"

@@ -1,7 +1,7 @@
 /* perf map files (/tmp/perf-PID.map): the text format JITs write so profilers can name their
  * code, one "START SIZE NAME" line per function, hex numbers, a name that may hold spaces.
  * Parsed into an array sorted by start; lookups binary-search it. */
-#include "runner/symbolize.h"
+#include "runner/symbols/symbolize.h"
 
 #include "common/error.h"
 #include "common/strbuf.h"
