@@ -13,7 +13,7 @@
  *                 before (a stack's next frame), else how far back the parent is, and its
  *                 frame - as the index among the frames already seen below a parent with the
  *                 same frame in this chunk (call sites repeat), else explicitly. */
-#include "store/internal.h"
+#include "store/db.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 #include "store/rc.h"

@@ -6,7 +6,9 @@
  * rebuilds the trees as it goes, and writes the new dictionary. O(stored runs) decoding and
  * coding: correctness over speed (docs/store.md). The generation is bumped so that other
  * processes' in-memory dictionaries are dropped. */
-#include "store/internal.h"
+#include "store/db.h"
+#include "store/migrate.h"
+#include "store/segtree.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 

@@ -1,10 +1,13 @@
 /* store/migrate.c: the schema, and the step from each earlier schema to the next. A fresh file
- * gets the newest schema directly; an older file is converted in one transaction (store.c's
+ * gets the newest schema directly; an older file is converted in one transaction (db.c's
  * migrate). Schema 1 (ciprof's first store) kept strings, frames and stack nodes as indexed
  * rows, one varint blob per (run, test) and every segment-tree level; schema 2 keeps the
  * dictionary as compressed chunks, one arithmetic-coded blob per run and tree levels from a
  * block of runs up (docs/store.md). */
-#include "store/internal.h"
+#include "store/db.h"
+#include "store/load.h"
+#include "store/migrate.h"
+#include "store/segtree.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 
@@ -14,8 +17,8 @@
 /* The schema 2 tables holding blobs (the rest is unchanged since schema 1). */
 /* Blobs live in rowid tables, whose rows keep up to ~1 KB (a 1 KB page) next to each other and
  * spill only whole pages: a WITHOUT ROWID table would spill anything over 231 bytes to a page
- * of its own. Composite keys are packed into the rowid instead (internal.h: DICT_KEY,
- * SEG_KEY). */
+ * of its own. Composite keys are packed into the rowid instead (dict.h: DICT_KEY_SHIFT;
+ * segtree.h: SEG_KEY). */
 #define SCHEMA_V2_BLOBS                                                                            \
 	"CREATE TABLE dict(id INTEGER PRIMARY KEY, n INTEGER NOT NULL, blob BLOB NOT NULL);"       \
 	"CREATE TABLE profiles(run INTEGER PRIMARY KEY, blob BLOB NOT NULL);"                      \

@@ -9,7 +9,9 @@
  * from the runs the writer just coded, each node above from its stored left child and the
  * right child just computed - amortized one merge per run. A range [lo, hi) is the runs of its
  * partial blocks at both ends (decoded) plus at most 2*log2(n) aligned nodes in between. */
-#include "store/internal.h"
+#include "store/db.h"
+#include "store/load.h"
+#include "store/segtree.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 

@@ -11,7 +11,7 @@
 #include "store/blob.h"
 #include "common/error.h"
 #include "common/xalloc.h"
-#include "store/internal.h"
+#include "store/dict.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * decoders must refuse with a message. */
 #include "store/blob.h"
 #include "common/error.h"
-#include "store/internal.h"
+#include "store/dict.h"
 #include "store/rc.h"
 #include "test_store_util.h"
 
