@@ -3,8 +3,8 @@
 #ifndef CP_CLI_AB_H
 #define CP_CLI_AB_H
 
-#include "common/profile.h"
-#include "common/runmeta.h"
+#include "model/profile.h"
+#include "model/runmeta.h"
 #include "common/strbuf.h"
 #include "report/paired.h"
 #include "report/report.h"

@@ -30,7 +30,7 @@ struct cli_option {
 };
 
 /* The help of an option that sets a .ciprof.yml key: its text, range and default come from
- * the config key table (common/config.c), the one place they are written, and cli_config_arg
+ * the config key table (config/config.c), the one place they are written, and cli_config_arg
  * checks its value by the key's rules. */
 #define CLI_CONFIG_HELP(key_name) "=" key_name
 

@@ -7,7 +7,7 @@
 #include "cli/json.h"
 #include "cli/store_open.h"
 #include "common/log.h"
-#include "common/config.h"
+#include "config/config.h"
 #include "common/error.h"
 #include "common/escape.h"
 #include "common/strbuf.h"

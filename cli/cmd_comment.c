@@ -2,7 +2,7 @@
  * (GitHub) or merge request (GitLab), updating it on later runs; append it to the GitHub job
  * summary. A failure to comment never fails the build unless --strict (exit 3). */
 #include "cli/cli.h"
-#include "common/config.h"
+#include "config/config.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/strbuf.h"

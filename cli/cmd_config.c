@@ -3,7 +3,7 @@
  * where it came from; or one value (--get) for scripts. */
 #include "cli/cli.h"
 #include "common/log.h"
-#include "common/config.h"
+#include "config/config.h"
 #include "common/error.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"

@@ -4,7 +4,7 @@
 #include "cli/cli.h"
 #include "cli/store_open.h"
 #include "common/error.h"
-#include "common/runmeta.h"
+#include "model/runmeta.h"
 #include "common/strbuf.h"
 #include "export/pprof.h"
 #include "common/xalloc.h"

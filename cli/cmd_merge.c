@@ -5,7 +5,7 @@
 #include "cli/store_open.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "common/profile.h"
+#include "model/profile.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 

@@ -3,10 +3,10 @@
  * profiles of many repositories and runners land in one place next to production's. */
 #include "cli/cli.h"
 #include "cli/store_open.h"
-#include "common/config.h"
+#include "config/config.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "common/runmeta.h"
+#include "model/runmeta.h"
 #include "common/strbuf.h"
 #include "common/worktree.h"
 #include "common/xalloc.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config.h"
+#include "config/config.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"

@@ -3,7 +3,7 @@
 #ifndef CP_EXPORT_PERF_SCRIPT_H
 #define CP_EXPORT_PERF_SCRIPT_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 
 #include <stddef.h>
 

@@ -3,7 +3,7 @@
 #ifndef CP_EXPORT_PPROF_H
 #define CP_EXPORT_PPROF_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "common/strbuf.h"
 
 #include <stddef.h>

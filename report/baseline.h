@@ -6,8 +6,8 @@
 #ifndef CP_REPORT_BASELINE_H
 #define CP_REPORT_BASELINE_H
 
-#include "common/profile.h"
-#include "common/runmeta.h"
+#include "model/profile.h"
+#include "model/runmeta.h"
 #include "store/store.h"
 
 #include <stddef.h>

@@ -4,7 +4,7 @@
  * factor, so a uniformly slower runner, or a function whose share only falls because another
  * grew, is not reported. */
 #include "report/diff.h"
-#include "common/config.h"
+#include "config/config.h"
 #include "report/stats.h"
 #include "common/xalloc.h"
 

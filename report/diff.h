@@ -5,7 +5,7 @@
 #ifndef CP_REPORT_DIFF_H
 #define CP_REPORT_DIFF_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 
 #include <stddef.h>
 #include <stdint.h>

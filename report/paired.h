@@ -9,7 +9,7 @@
 #ifndef CP_REPORT_PAIRED_H
 #define CP_REPORT_PAIRED_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "report/diff.h"
 
 #include <stddef.h>

@@ -6,7 +6,7 @@
 #ifndef CP_REPORT_H
 #define CP_REPORT_H
 
-#include "common/runmeta.h"
+#include "model/runmeta.h"
 #include "common/comment.h"
 #include "common/strbuf.h"
 #include "report/baseline.h"

@@ -7,7 +7,7 @@
 #define CP_AGGREGATE_H
 
 #include "common/hashidx.h"
-#include "common/profile.h"
+#include "model/profile.h"
 #include "runner/attribution/proctree.h"
 
 #include <stddef.h>

@@ -3,7 +3,7 @@
  * backend only supplies events. runner_run picks the backend and falls back from perf to
  * preload when perf_event_open is refused. */
 #include "runner/runner.h"
-#include "common/config.h"
+#include "config/config.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"

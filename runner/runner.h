@@ -3,8 +3,8 @@
 #ifndef CP_RUNNER_H
 #define CP_RUNNER_H
 
-#include "common/config.h"
-#include "common/profile.h"
+#include "config/config.h"
+#include "model/profile.h"
 #include "runner/attribution/attribute.h"
 
 #include <stddef.h>

@@ -4,7 +4,7 @@
 #ifndef CP_STORE_DICT_H
 #define CP_STORE_DICT_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "common/strbuf.h"
 
 #include <stddef.h>

@@ -4,7 +4,7 @@
 #define CP_STORE_LOAD_H
 
 #include "common/hashidx.h"
-#include "common/profile.h"
+#include "model/profile.h"
 #include "store/blob.h"
 #include "store/dict.h"
 

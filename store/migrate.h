@@ -2,7 +2,7 @@
 #ifndef CP_STORE_MIGRATE_H
 #define CP_STORE_MIGRATE_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "store/dict.h"
 
 struct store;

@@ -7,8 +7,8 @@
 #ifndef CP_STORE_H
 #define CP_STORE_H
 
-#include "common/profile.h"
-#include "common/runmeta.h"
+#include "model/profile.h"
+#include "model/runmeta.h"
 
 #include <stddef.h>
 #include <stdint.h>

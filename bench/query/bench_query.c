@@ -8,7 +8,7 @@
  * usage: bench_query [--sizes 1000,10000,100000] [--stacks N] [--reps R] [--db FILE] */
 #include "bench/storage/synth.h"
 #include "common/error.h"
-#include "common/runmeta.h"
+#include "model/runmeta.h"
 #include "common/xalloc.h"
 #include "report/baseline.h"
 #include "store/store.h"

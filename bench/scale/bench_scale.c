@@ -1,6 +1,6 @@
 /* bench/scale: growth of JUnit matching with the number of cases (CPU time at N and 8N, side
  * by side in one process) and the memory of a perf map line with a 50 MB name. */
-#include "common/profile.h"
+#include "model/profile.h"
 #include "common/xalloc.h"
 #include "runner/attribution/junit.h"
 #include "runner/symbols/symbolize.h"

@@ -7,7 +7,7 @@
  *                      [--samples S] [--db FILE] [--folded FILE...] */
 #include "bench/storage/synth.h"
 #include "common/error.h"
-#include "common/runmeta.h"
+#include "model/runmeta.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "store/store.h"

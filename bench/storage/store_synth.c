@@ -4,7 +4,7 @@
  * usage: store_synth --db FILE [--runs N] [--branch B] [--stacks N] [--seed S] [--tag K=V] */
 #include "bench/storage/synth.h"
 #include "common/error.h"
-#include "common/runmeta.h"
+#include "model/runmeta.h"
 #include "common/xalloc.h"
 #include "store/store.h"
 

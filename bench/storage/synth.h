@@ -6,7 +6,7 @@
 #ifndef CP_BENCH_SYNTH_H
 #define CP_BENCH_SYNTH_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 
 #include <stdint.h>
 

@@ -12,7 +12,7 @@
 #define CP_ATTRIBUTE_H
 
 #include "common/hashidx.h"
-#include "common/profile.h"
+#include "model/profile.h"
 
 #include <regex.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * everything else (suites, properties, system-out) is read past. */
 #include "runner/attribution/junit.h"
 #include "common/error.h"
-#include "common/profile.h"
+#include "model/profile.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 

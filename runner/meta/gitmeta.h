@@ -4,7 +4,7 @@
 #ifndef CP_GITMETA_H
 #define CP_GITMETA_H
 
-#include "common/runmeta.h"
+#include "model/runmeta.h"
 
 /*
  * The value of variable name in envp (a NULL-terminated "NAME=value" array, as main's third

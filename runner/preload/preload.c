@@ -16,7 +16,7 @@
  * Since samples land in the page cache as they are taken, nothing needs flushing before exec
  * or _exit, and a killed process loses no sample; the CPU time since a thread's last sample
  * is written as one more sample when the thread ends, exits or execs. */
-#include "common/config.h"
+#include "config/config.h"
 #include "runner/preload/elfcheck.h"
 #include "runner/preload/format.h"
 #include "runner/preload/fpwalk.h"

@@ -4,7 +4,7 @@
 #ifndef CP_PERF_H
 #define CP_PERF_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "runner/backend.h"
 #include "runner/runner.h"
 

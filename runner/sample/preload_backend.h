@@ -6,7 +6,7 @@
 #ifndef CP_PRELOAD_BACKEND_H
 #define CP_PRELOAD_BACKEND_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "runner/backend.h"
 #include "runner/preload/format.h"
 #include "runner/runner.h"

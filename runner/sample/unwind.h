@@ -8,7 +8,7 @@
 #ifndef CP_UNWIND_H
 #define CP_UNWIND_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 
 #include <stddef.h>
 #include <stdint.h>

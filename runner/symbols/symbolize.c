@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "common/hashidx.h"
 #include "common/log.h"
-#include "common/profile.h"
+#include "model/profile.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 

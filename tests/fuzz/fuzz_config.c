@@ -1,7 +1,7 @@
 /* Fuzz target: .ciprof.yml. Any bytes are parsed or refused with a message, never crash. */
 #include <stdint.h>
 
-#include "common/config.h"
+#include "config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
  * cases found attach to a profile. */
 #include <stdint.h>
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "runner/attribution/junit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

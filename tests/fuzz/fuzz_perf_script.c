@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "export/perf_script.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "common/strbuf.h"
 #include "export/pprof.h"
 

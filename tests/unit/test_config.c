@@ -11,7 +11,7 @@
 
 #include <stdlib.h>
 
-#include "common/config.h"
+#include "config/config.h"
 #include "common/error.h"
 
 static void test_rules(void **state)

@@ -1,4 +1,4 @@
-/* common/frames_filter: frames.ignore drops frames, frames.fold collapses runs of frames into
+/* report/frames_filter: frames.ignore drops frames, frames.fold collapses runs of frames into
  * their first; samples, tests, results and stats survive; the process frame is kept. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "common/frames_filter.h"
+#include "report/frames_filter.h"
 
 /* Adds one folded stack ("proc;a;b") with count samples under test. */
 static void add_stack(struct profile *p, const char *test, const char *stack, uint64_t count)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "common/profile.h"
+#include "model/profile.h"
 #include "common/xalloc.h"
 #include "runner/attribution/junit.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "common/profile.h"
+#include "model/profile.h"
 
 static uint32_t fn(struct profile *p, const char *name, int process)
 {

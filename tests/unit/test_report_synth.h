@@ -5,7 +5,7 @@
 #ifndef TEST_REPORT_SYNTH_H
 #define TEST_REPORT_SYNTH_H
 
-#include "common/profile.h"
+#include "model/profile.h"
 
 #include <math.h>
 #include <stdint.h>

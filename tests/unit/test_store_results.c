@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "common/error.h"
-#include "common/profile.h"
-#include "common/runmeta.h"
+#include "model/profile.h"
+#include "model/runmeta.h"
 #include "store/store.h"
 
 static char dir[] = "/tmp/ciprof-results-XXXXXX";

@@ -3,8 +3,8 @@
 #ifndef CP_TEST_STORE_UTIL_H
 #define CP_TEST_STORE_UTIL_H
 
-#include "common/profile.h"
-#include "common/runmeta.h"
+#include "model/profile.h"
+#include "model/runmeta.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/profile.h"
+#include "model/profile.h"
 #include "runner/sample/unwind.h"
 
 #define MAX_COPY 32768

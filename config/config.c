@@ -2,7 +2,7 @@
  * reader that knows the expected shape at each point; one table of keys gives each setting
  * its type, range, default and environment variable, and one function (config_set) checks a
  * value whichever source it came from. */
-#include "common/config.h"
+#include "config/config.h"
 #include "common/error.h"
 #include "common/regex_check.h"
 #include "common/strbuf.h"

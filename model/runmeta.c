@@ -1,5 +1,5 @@
 /* run_meta lifecycle helpers (see runmeta.h). */
-#include "common/runmeta.h"
+#include "model/runmeta.h"
 #include "common/xalloc.h"
 
 #include <stdlib.h>

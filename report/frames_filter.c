@@ -2,7 +2,7 @@
  * fold), then each stack node once, walking the trie parents-first: a node maps to its
  * parent's image when its frame is ignored or folds into a folding parent, else to a new node
  * under that image. */
-#include "common/frames_filter.h"
+#include "report/frames_filter.h"
 #include "common/error.h"
 #include "common/regex_check.h"
 #include "common/xalloc.h"

@@ -1,6 +1,6 @@
 /* In-memory profile: interned strings, frames, a stack trie and per-test sample counts.
  * Every table is an array plus a hashidx over it, so ids are dense and stable. */
-#include "common/profile.h"
+#include "model/profile.h"
 #include "common/error.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"

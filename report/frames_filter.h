@@ -6,8 +6,8 @@
 #ifndef CP_FRAMES_FILTER_H
 #define CP_FRAMES_FILTER_H
 
-#include "common/config.h"
-#include "common/profile.h"
+#include "config/config.h"
+#include "model/profile.h"
 
 #include <regex.h>
 #include <stddef.h>
