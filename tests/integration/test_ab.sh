@@ -134,8 +134,9 @@ PY
 	check_failed "no early stop (above)"
 
 # --- the budget: --max-seconds bounds a comparison that cannot decide ---
-# (a +10 % change at an alpha no 10 rounds can reach: undecided for ever)
-run_capture budget "$CIPROF" ab --no-store --max-seconds 4 --hz 999 --alpha 1e-9 --format json \
+# (a +10 % change at an alpha no round can reach: undecided for ever; --max-rounds 1000, so a
+# fast machine cannot finish the rounds before the budget and stop for another reason)
+run_capture budget "$CIPROF" ab --no-store --max-seconds 4 --max-rounds 1000 --hz 999 --alpha 1e-9 --format json \
 	--fail-on-regression --base "'$W' 20 20" --head "'$W' 20 22"
 expect_rc "--max-seconds 4 with nothing decidable" 0 budget
 python3 - "$TMP/budget.out" <<'PY' && ok "--max-seconds stops the rounds within the budget" ||
