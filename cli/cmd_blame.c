@@ -4,7 +4,7 @@
  * permutation) and names the first run after it: commit, subject, before -> after and the
  * confidence. */
 #include "cli/cli.h"
-#include "cli/json.h"
+#include "common/jsonout.h"
 #include "cli/store_open.h"
 #include "common/log.h"
 #include "config/config.h"
@@ -201,47 +201,38 @@ static int print_json(const struct blame_args *a, const char *name, const struct
                       const double *v, const struct report_changepoint *cp, int found)
 {
 	json_t *root = json_object();
-	cli_json_set(root, "schema", json_integer(1));
-	cli_json_set(root, "name", cli_json_str(name));
-	cli_json_set(root, "measure", json_string(a->test ? "test" : a->self ? "self" : "total"));
-	cli_json_set(root, "branch", cli_json_str(a->branch));
-	cli_json_set(root, "runs", json_integer((json_int_t)h->n));
-	cli_json_set(root, "found", json_boolean(found));
+	jsonout_set(root, "schema", json_integer(1));
+	jsonout_set(root, "name", jsonout_str(name));
+	jsonout_set(root, "measure", json_string(a->test ? "test" : a->self ? "self" : "total"));
+	jsonout_set(root, "branch", jsonout_str(a->branch));
+	jsonout_set(root, "runs", json_integer((json_int_t)h->n));
+	jsonout_set(root, "found", json_boolean(found));
 	if (cp->at) {
 		const struct report_point *p = &h->points[cp->at];
 		json_t *c = json_object();
-		cli_json_set(c, "run", json_integer((json_int_t)p->run));
-		cli_json_set(c, "commit", cli_json_str(p->commit));
-		cli_json_set(c, "subject", cli_json_str(p->subject));
-		cli_json_set(c, "before_seconds", jnum(cp->before));
-		cli_json_set(c, "after_seconds", jnum(cp->after));
-		cli_json_set(c, "delta", jnum(cp->change));
-		cli_json_set(c, "p_value", jnum(cp->p));
-		cli_json_set(c, "confidence", jnum(1 - cp->p));
-		cli_json_set(root, "change", c);
+		jsonout_set(c, "run", json_integer((json_int_t)p->run));
+		jsonout_set(c, "commit", jsonout_str(p->commit));
+		jsonout_set(c, "subject", jsonout_str(p->subject));
+		jsonout_set(c, "before_seconds", jnum(cp->before));
+		jsonout_set(c, "after_seconds", jnum(cp->after));
+		jsonout_set(c, "delta", jnum(cp->change));
+		jsonout_set(c, "p_value", jnum(cp->p));
+		jsonout_set(c, "confidence", jnum(1 - cp->p));
+		jsonout_set(root, "change", c);
 	} else {
-		cli_json_set(root, "change", json_null());
+		jsonout_set(root, "change", json_null());
 	}
 	json_t *series = json_array();
 	for (size_t i = 0; i < h->n; i++) {
 		json_t *p = json_object();
-		cli_json_set(p, "run", json_integer((json_int_t)h->points[i].run));
-		cli_json_set(p, "commit", cli_json_str(h->points[i].commit));
-		cli_json_set(p, "seconds", jnum(v[i]));
+		jsonout_set(p, "run", json_integer((json_int_t)h->points[i].run));
+		jsonout_set(p, "commit", jsonout_str(h->points[i].commit));
+		jsonout_set(p, "seconds", jnum(v[i]));
 		json_array_append_new(series, p);
 	}
-	cli_json_set(root, "series", series);
-	/* 10 significant digits, as report's JSON: no binary floating-point noise */
-	char *text =
-	        json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	json_decref(root);
-	if (!text) {
-		cp_error("cannot encode the answer as JSON");
+	jsonout_set(root, "series", series);
+	if (jsonout_write(root, stdout, 0) < 0)
 		return cli_runtime_error();
-	}
-	fputs(text, stdout);
-	fputc('\n', stdout);
-	free(text);
 	return cli_finish_stdout();
 }
 

@@ -9,7 +9,7 @@
 #include "export/pprof.h"
 #include "common/xalloc.h"
 
-#include "cli/json.h"
+#include "common/jsonout.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +113,7 @@ static json_t *sampled_profile(const struct profile *p, const char *name, uint32
 	free(frames);
 	free(per_node);
 	return json_pack("{s:s, s:o, s:s, s:i, s:I, s:o, s:o}", "type", "sampled", "name",
-	                 cli_json_str(name),
+	                 jsonout_str(name),
 	                 "unit", period_ns ? "nanoseconds" : "none", "startValue", 0, "endValue",
 	                 (json_int_t)total, "samples", samples, "weights", weights);
 }
@@ -125,11 +125,11 @@ static json_t *speedscope(const struct profile *p, int64_t run, const char *test
 		const struct profile_frame *f = &p->frames[i];
 		const char *file = profile_str(p, f->file);
 		const char *mod = profile_str(p, f->module);
-		json_t *fr = json_pack("{s:o}", "name", cli_json_str(profile_str(p, f->function)));
+		json_t *fr = json_pack("{s:o}", "name", jsonout_str(profile_str(p, f->function)));
 		if (*file)
-			json_object_set_new(fr, "file", cli_json_str(file));
+			json_object_set_new(fr, "file", jsonout_str(file));
 		else if (*mod)
-			json_object_set_new(fr, "file", cli_json_str(mod));
+			json_object_set_new(fr, "file", jsonout_str(mod));
 		if (f->line)
 			json_object_set_new(fr, "line", json_integer(f->line));
 		json_array_append_new(frames, fr);
@@ -222,7 +222,7 @@ int cmd_export(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		if (cli_json_write(speedscope(p, a.run, a.test), out, 1) < 0) {
+		if (jsonout_write(speedscope(p, a.run, a.test), out, JSONOUT_COMPACT) < 0) {
 			r = cli_runtime_error();
 			goto out;
 		}

@@ -1,6 +1,6 @@
 /* ciprof runs: the stored history, newest first, as a table or as JSON for machines. */
 #include "cli/cli.h"
-#include "cli/json.h"
+#include "common/jsonout.h"
 #include "cli/store_open.h"
 #include "common/escape.h"
 #include "common/xalloc.h"
@@ -73,16 +73,16 @@ static json_t *run_json(const struct run_meta *m)
 	cli_iso_time(m->created_at, when, sizeof(when));
 	json_t *tags = json_object();
 	for (size_t i = 0; i < m->ntags; i++)
-		cli_json_set(tags, m->tags[i].key, cli_json_str(m->tags[i].value));
+		jsonout_set(tags, m->tags[i].key, jsonout_str(m->tags[i].value));
 	return json_pack("{s:I, s:o, s:o, s:s, s:i, s:I, s:o, s:b, s:o, s:o, s:o, s:I, s:o, "
 	                 "s:o, s:f, s:f, s:i, s:I}",
-	                 "id", (json_int_t)m->id, "commit", cli_json_str(m->commit), "branch",
-	                 cli_json_str(m->branch), "created_at", when, "exit_code", m->exit_code,
+	                 "id", (json_int_t)m->id, "commit", jsonout_str(m->commit), "branch",
+	                 jsonout_str(m->branch), "created_at", when, "exit_code", m->exit_code,
 	                 "samples", (json_int_t)m->samples, "tags", tags, "dirty", m->dirty,
-	                 "merge_base", cli_json_str(m->merge_base), "subject",
-	                 cli_json_str(m->subject), "ci_provider", cli_json_str(m->ci_provider),
+	                 "merge_base", jsonout_str(m->merge_base), "subject",
+	                 jsonout_str(m->subject), "ci_provider", jsonout_str(m->ci_provider),
 	                 "pr_number", (json_int_t)m->pr_number, "job_url",
-	                 cli_json_str(m->job_url), "command", cli_json_str(m->command),
+	                 jsonout_str(m->job_url), "command", jsonout_str(m->command),
 	                 "cpu_seconds", m->cpu_seconds, "wall_seconds", m->wall_seconds, "hz",
 	                 m->hz, "lost", (json_int_t)m->lost);
 }
@@ -140,7 +140,7 @@ int cmd_runs(int argc, char **argv)
 		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(arr, run_json(&runs[i]));
-		if (cli_json_print(json_pack("{s:o}", "runs", arr)) < 0) {
+		if (jsonout_write(json_pack("{s:o}", "runs", arr), stdout, 0) < 0) {
 			store_runs_free(runs, n);
 			return cli_runtime_error();
 		}

@@ -1,7 +1,7 @@
 /* ciprof show: one stored run, by function (self and total share) or by test (samples, CPU
  * seconds, share), as text, JSON or folded stacks. */
 #include "cli/cli.h"
-#include "cli/json.h"
+#include "common/jsonout.h"
 #include "cli/store_open.h"
 #include "common/error.h"
 #include "common/escape.h"
@@ -129,8 +129,8 @@ static int show_functions(const struct profile *p, int64_t run, const struct run
 		for (size_t i = 0; i < shown; i++)
 			json_array_append_new(
 			        arr, json_pack("{s:o, s:o, s:I, s:I, s:f, s:f}", "name",
-			                       cli_json_str(profile_str(p, f[i].function)), "module",
-			                       cli_json_str(profile_str(p, f[i].module)), "self",
+			                       jsonout_str(profile_str(p, f[i].function)), "module",
+			                       jsonout_str(profile_str(p, f[i].module)), "self",
 			                       (json_int_t)f[i].self, "total", (json_int_t)f[i].total,
 			                       "self_share", ratio(f[i].self, total), "total_share",
 			                       ratio(f[i].total, total)));
@@ -138,8 +138,8 @@ static int show_functions(const struct profile *p, int64_t run, const struct run
 		                         (json_int_t)total, "functions", arr, "more",
 		                         (json_int_t)(n - shown));
 		if (root && a->test)
-			json_object_set_new(root, "test", cli_json_str(a->test));
-		ret = cli_json_print(root);
+			json_object_set_new(root, "test", jsonout_str(a->test));
+		ret = jsonout_write(root, stdout, 0);
 	} else {
 		struct strbuf e1 = STRBUF_INIT, e2 = STRBUF_INIT;
 		printf("run %lld: %s %.10s, %llu samples", (long long)run,
@@ -214,7 +214,7 @@ static int show_tests(const struct profile *p, int64_t run, const struct show_ar
 		json_t *arr = json_array();
 		for (size_t i = 0; i < shown; i++) {
 			json_t *t = json_pack("{s:o, s:I, s:f, s:f}", "name",
-			                      cli_json_str(rows[i].name),
+			                      jsonout_str(rows[i].name),
 			                      "samples", (json_int_t)rows[i].samples, "cpu_seconds",
 			                      (double)rows[i].samples * period, "share",
 			                      ratio(rows[i].samples, total));
@@ -229,7 +229,7 @@ static int show_tests(const struct profile *p, int64_t run, const struct show_ar
 		json_t *root = json_pack("{s:I, s:I, s:o, s:I}", "run", (json_int_t)run, "samples",
 		                         (json_int_t)total, "tests", arr, "more",
 		                         (json_int_t)(n - shown));
-		ret = cli_json_print(root);
+		ret = jsonout_write(root, stdout, 0);
 	} else {
 		struct strbuf esc = STRBUF_INIT;
 		printf("run %lld: %llu samples in %zu tests\n", (long long)run,

@@ -88,8 +88,12 @@ uint32_t esc_shown_cp(uint32_t c)
 
 void esc_append(struct strbuf *out, const char *s, enum esc_kind kind)
 {
+	esc_append_len(out, s, strlen(s), kind);
+}
+
+void esc_append_len(struct strbuf *out, const char *s, size_t n, enum esc_kind kind)
+{
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
 	for (size_t i = 0; i < n;) {
 		uint32_t c;
 		size_t len = esc_utf8_decode(p + i, n - i, &c);
@@ -115,4 +119,20 @@ const char *esc_str(struct strbuf *buf, const char *s, enum esc_kind kind)
 	strbuf_reset(buf);
 	esc_append(buf, s, kind);
 	return buf->buf ? buf->buf : "";
+}
+
+void esc_name(struct strbuf *out, const char *s, size_t len, size_t max)
+{
+	size_t start = out->len;
+	/* Each input byte comes out as at least one byte: what lies past max + 4 is cut
+	 * anyway, so it is never copied (a 50 MB name costs no 50 MB). */
+	esc_append_len(out, s, len > max + 4 ? max + 4 : len, ESC_UTF8);
+	if (out->len - start <= max)
+		return;
+	size_t cut = start + (max > 3 ? max - 3 : 0);
+	while (cut > start && ((unsigned char)out->buf[cut] & 0xc0) == 0x80)
+		cut--;
+	out->len = cut;
+	out->buf[cut] = '\0';
+	esc_utf8_put(out, 0x2026);
 }

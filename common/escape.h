@@ -24,6 +24,15 @@ enum esc_kind {
 
 /* Appends s (NUL-terminated) to out, made safe for kind. */
 void esc_append(struct strbuf *out, const char *s, enum esc_kind kind);
+/* The same for the n bytes at s (a NUL among them is a character like any other). */
+void esc_append_len(struct strbuf *out, const char *s, size_t n, enum esc_kind kind);
+
+/* A name as ciprof keeps it (profile_intern_name, where names enter a profile): valid UTF-8,
+ * each byte that is not part of a valid, shortest-form sequence U+FFFD; at most max bytes (a
+ * longer name is cut on a character boundary and ends in U+2026 "..."). Control characters
+ * stay: each output escapes them its own way. Appends to out; reads at most max + 4 bytes of
+ * s, so an enormous name costs no more than a short one. */
+void esc_name(struct strbuf *out, const char *s, size_t len, size_t max);
 
 /* s made safe for kind, in buf (reset first): returns buf->buf (borrowed, valid until buf
  * changes). Handy for printf("%s", esc_str(&sb, name, ESC_TERM)). */

@@ -99,12 +99,12 @@ static int parse_frame(struct ps_state *st, const char *line, const char *s, con
 	struct ps_frame f = {0};
 	f.unknown_dso = !dso || (dso_end - dso == 9 && !memcmp(dso, "[unknown]", 9));
 	if (sym_end > s)
-		f.function = profile_intern_len(st->p, s, (size_t)(sym_end - s));
+		f.function = profile_intern_name_len(st->p, s, (size_t)(sym_end - s));
 	else
 		f.function = profile_intern(st->p, "[unknown]");
 	if (!f.unknown_dso) {
 		const char *b = base_name(dso, dso_end);
-		f.module = profile_intern_len(st->p, b, (size_t)(dso_end - b));
+		f.module = profile_intern_name_len(st->p, b, (size_t)(dso_end - b));
 	}
 	ALLOC_GROW(st->frames, st->nframes + 1, st->frames_alloc);
 	st->frames[st->nframes++] = f;
@@ -188,7 +188,7 @@ static int parse_header(struct ps_state *st, const char *line, const char *e)
 	if (k == 0)
 		st->comm = profile_intern(st->p, "[unknown]");
 	else
-		st->comm = profile_intern_len(st->p, t[0].s, (size_t)(t[k - 1].e - t[0].s));
+		st->comm = profile_intern_name_len(st->p, t[0].s, (size_t)(t[k - 1].e - t[0].s));
 	/* After the time: an optional period, then the event "NAME[:MODIFIERS]:". */
 	c = skip_ws(t[time_at].e, e);
 	const char *ps = c;

@@ -460,8 +460,8 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 				char fn[64];
 				snprintf(fn, sizeof(fn), "+0x%" PRIx64, offset);
 				char *full = xasprintf("%s%s", *module ? module : "[unknown]", fn);
-				struct profile_frame f = {.function = profile_intern(p, full),
-				                          .module = profile_intern(p, module)};
+				struct profile_frame f = {.function = profile_intern_name(p, full),
+				                          .module = profile_intern_name(p, module)};
 				free(full);
 				ALLOC_GROW(stack, depth + 1, stack_alloc);
 				stack[depth++] = profile_frame(p, &f);
@@ -479,9 +479,9 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 				const pb_function *fn = pr->function[fi];
 				int root = ours && depth == 0;
 				struct profile_frame f = {
-				        .function = profile_intern(p, pb_str(pr, fn->name)),
-				        .module = root ? 0 : profile_intern(p, module),
-				        .file = root ? 0 : profile_intern(p, pb_str(pr, fn->filename)),
+				        .function = profile_intern_name(p, pb_str(pr, fn->name)),
+				        .module = root ? 0 : profile_intern_name(p, module),
+				        .file = root ? 0 : profile_intern_name(p, pb_str(pr, fn->filename)),
 				        .line = root || ln->line < 0 || ln->line > UINT32_MAX
 				                        ? 0
 				                        : (uint32_t)ln->line,
@@ -493,7 +493,7 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 		}
 		uint32_t node = 0;
 		if (!ours) {
-			struct profile_frame f = {.function = profile_intern(p, process),
+			struct profile_frame f = {.function = profile_intern_name(p, process),
 			                          .kind = PROFILE_FRAME_PROCESS};
 			node = profile_node(p, 0, profile_frame(p, &f));
 		}
@@ -505,7 +505,7 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 				if (strcmp(pb_str(pr, s->label[j]->key), PPROF_TEST_LABEL))
 					continue;
 				const char *tn = pb_str(pr, s->label[j]->str);
-				t = profile_intern(p, strcmp(tn, PPROF_OUTSIDE_TESTS) ? tn : "");
+				t = profile_intern_name(p, strcmp(tn, PPROF_OUTSIDE_TESTS) ? tn : "");
 			}
 		}
 		profile_add(p, t, node, count);

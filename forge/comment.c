@@ -3,6 +3,7 @@
  * retrying so that a comment created despite the error is not duplicated. */
 #include "forge/internal.h"
 #include "common/error.h"
+#include "common/jsonout.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
@@ -33,8 +34,13 @@ static char *api_message(const struct forge_response *r)
 	char *text;
 	if (json_is_string(m))
 		text = xstrdup(json_string_value(m));
-	else if (m)
-		text = json_dumps(m, JSON_COMPACT);
+	else if (m) {
+		struct strbuf sb = STRBUF_INIT;
+		text = jsonout_dump(json_incref(m), &sb, JSONOUT_COMPACT) < 0
+		               ? NULL
+		               : strbuf_detach(&sb, NULL);
+		strbuf_release(&sb);
+	}
 	else
 		text = xstrndup(r->body.buf, r->body.len < 300 ? r->body.len : 300);
 	json_decref(j);
@@ -136,12 +142,11 @@ static void print_dry(const struct forge_opts *o, const char *method, const char
 static char *json_body(const char *body)
 {
 	json_t *j = json_object();
-	json_object_set_new(j, "body", json_string(body));
-	char *s = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (!s)
-		abort(); /* body is valid UTF-8 by construction: only OOM gets here */
-	return s;
+	jsonout_set(j, "body", jsonout_str(body));
+	struct strbuf sb = STRBUF_INIT;
+	if (jsonout_dump(j, &sb, JSONOUT_COMPACT) < 0)
+		abort(); /* only OOM gets here */
+	return strbuf_detach(&sb, NULL);
 }
 
 /* Sends the write (PATCH/PUT to id, or POST when id is 0). 0 done, 1 "try again after listing"

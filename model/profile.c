@@ -2,6 +2,7 @@
  * Every table is an array plus a hashidx over it, so ids are dense and stable. */
 #include "model/profile.h"
 #include "common/error.h"
+#include "common/escape.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
@@ -82,6 +83,22 @@ uint32_t profile_intern_len(struct profile *p, const char *s, size_t len)
 uint32_t profile_intern(struct profile *p, const char *s)
 {
 	return profile_intern_len(p, s, strlen(s));
+}
+
+uint32_t profile_intern_name_len(struct profile *p, const char *s, size_t len)
+{
+	if (len <= PROFILE_NAME_MAX && esc_utf8_valid(s, len))
+		return profile_intern_len(p, s, len);
+	struct strbuf sb = STRBUF_INIT;
+	esc_name(&sb, s, len, PROFILE_NAME_MAX);
+	uint32_t id = profile_intern_len(p, sb.buf, sb.len);
+	strbuf_release(&sb);
+	return id;
+}
+
+uint32_t profile_intern_name(struct profile *p, const char *s)
+{
+	return profile_intern_name_len(p, s, strlen(s));
 }
 
 int64_t profile_find_str(const struct profile *p, const char *s)
@@ -461,7 +478,7 @@ int profile_parse_folded(struct profile *p, const char *text, size_t len, const 
 				return cp_error("%s:%zu:%zu: empty frame name", name, lineno,
 				                (size_t)(f - line) + 1);
 			struct profile_frame fr = {
-			        .function = profile_intern_len(p, f, (size_t)(fend - f)),
+			        .function = profile_intern_name_len(p, f, (size_t)(fend - f)),
 			        .kind = first ? PROFILE_FRAME_PROCESS : PROFILE_FRAME_FUNCTION,
 			};
 			node = profile_node(p, node, profile_frame(p, &fr));

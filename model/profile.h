@@ -104,6 +104,17 @@ void profile_free(struct profile *p);
 
 /* Interns s and returns its id; profile_str returns a pointer valid until the next intern. */
 uint32_t profile_intern(struct profile *p, const char *s);
+
+/* The most bytes a name from outside keeps (see profile_intern_name). */
+#define PROFILE_NAME_MAX 4096
+/* Interns a name from outside - a symbol, a source file or module path, a test or process
+ * name, a frame of an imported profile - cleaned once, here, where it enters a profile:
+ * valid UTF-8 (an invalid byte becomes U+FFFD) and at most PROFILE_NAME_MAX bytes (cut on a
+ * character boundary, ending in U+2026). Every output then only escapes it for its kind
+ * (common/escape.h, report_escape). profile_intern keeps bytes as they are (the store's
+ * dictionary, names already clean). */
+uint32_t profile_intern_name(struct profile *p, const char *s);
+uint32_t profile_intern_name_len(struct profile *p, const char *s, size_t len);
 uint32_t profile_intern_len(struct profile *p, const char *s, size_t len);
 const char *profile_str(const struct profile *p, uint32_t id);
 /* The id of s if it was interned, else -1 (interns nothing). */

@@ -8,6 +8,7 @@
  * become markup even if an escape were wrong; the script only ever writes text. */
 #include "report/internal.h"
 #include "common/error.h"
+#include "common/jsonout.h"
 #include "common/xalloc.h"
 
 #include <cmark.h>
@@ -157,7 +158,7 @@ static json_int_t name_index(json_t *names, json_t *index, const char *s)
 		i = json_integer_value(v);
 	} else {
 		i = (json_int_t)json_array_size(names);
-		json_array_append_new(names, json_stringn(sb.buf, sb.len));
+		json_array_append_new(names, jsonout_strn(sb.buf, sb.len));
 		json_object_set_new(index, sb.buf, json_integer(i));
 	}
 	strbuf_release(&sb);
@@ -223,10 +224,10 @@ static json_t *page_data(const struct report *r)
 		json_t *o = json_object();
 		struct strbuf sb = STRBUF_INIT;
 		report_escape(&sb, it->name, REPORT_ESC_TEXT, 0);
-		json_object_set_new(o, "name", json_stringn(sb.buf, sb.len));
+		json_object_set_new(o, "name", jsonout_strn(sb.buf, sb.len));
 		strbuf_reset(&sb);
 		report_escape(&sb, it->module, REPORT_ESC_TEXT, 0);
-		json_object_set_new(o, "module", json_stringn(sb.buf, sb.len));
+		json_object_set_new(o, "module", jsonout_strn(sb.buf, sb.len));
 		strbuf_release(&sb);
 		json_object_set_new(o, "measure", json_string(report_measure_name(it->measure)));
 		json_object_set_new(o, "base_seconds", jnum(it->cmp.base_seconds));
@@ -253,12 +254,12 @@ static json_t *page_data(const struct report *r)
  * only inside strings), so nothing in it can end the element or be read as markup. */
 static int add_data(struct strbuf *out, const struct report *r)
 {
-	json_t *j = page_data(r);
-	char *text = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (!text)
-		return cp_error("cannot encode the report's data as JSON");
-	for (const char *p = text; *p; p++) {
+	struct strbuf sb = STRBUF_INIT;
+	if (jsonout_dump(page_data(r), &sb, JSONOUT_COMPACT) < 0) {
+		strbuf_release(&sb);
+		return -1;
+	}
+	for (const char *p = sb.buf; *p; p++) {
 		if (*p == '<')
 			strbuf_addstr(out, "\\u003c");
 		else if (*p == '>')
@@ -268,7 +269,7 @@ static int add_data(struct strbuf *out, const struct report *r)
 		else
 			strbuf_addch(out, *p);
 	}
-	free(text);
+	strbuf_release(&sb);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * function's change) are null. Names are made valid UTF-8; jansson escapes the rest. */
 #include "report/internal.h"
 #include "common/error.h"
+#include "common/jsonout.h"
 #include "common/xalloc.h"
 
 #include <jansson.h>
@@ -14,22 +15,14 @@ static json_t *jnum(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *jstr(const char *s)
-{
-	struct strbuf sb = STRBUF_INIT;
-	report_escape(&sb, s, REPORT_ESC_UTF8, 0);
-	json_t *j = json_stringn(sb.buf, sb.len);
-	strbuf_release(&sb);
-	return j ? j : json_string("");
-}
 
 static json_t *cmp_json(const struct report_item *it, const struct report_diff *d, int ab)
 {
 	const struct report_cmp *c = &it->cmp;
 	json_t *o = json_object();
-	json_object_set_new(o, "name", jstr(it->name));
+	json_object_set_new(o, "name", jsonout_str(it->name));
 	if (it->measure != REPORT_TEST) {
-		json_object_set_new(o, "module", jstr(it->module));
+		json_object_set_new(o, "module", jsonout_str(it->module));
 		json_object_set_new(o, "measure", json_string(report_measure_name(it->measure)));
 	}
 	json_object_set_new(o, "base_share", jnum(c->base_share));
@@ -65,7 +58,7 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 		json_t **tmp = xcalloc(depth ? depth : 1, sizeof(*tmp));
 		size_t i = depth;
 		for (uint32_t n = it->path; n && i > 0; n = names->nodes[n].parent)
-			tmp[--i] = jstr(report_node_name(d, n));
+			tmp[--i] = jsonout_str(report_node_name(d, n));
 		for (i = 0; i < depth; i++)
 			json_array_append_new(path, tmp[i]);
 		free(tmp);
@@ -88,18 +81,18 @@ int report_json(const struct report *r, struct strbuf *out)
 	for (size_t i = 0; i < r->base->n; i++)
 		json_array_append_new(base, json_integer((json_int_t)r->base->ids[i]));
 	json_object_set_new(root, "base", base);
-	json_object_set_new(root, "head_commit", jstr(r->head->commit));
-	json_object_set_new(root, "head_branch", jstr(r->head->branch));
-	json_object_set_new(root, "base_ref", jstr(r->base->ref));
-	json_object_set_new(root, "base_commit", jstr(r->base->commit));
-	json_object_set_new(root, "baseline", d ? jstr(r->base->rule) : json_null());
+	json_object_set_new(root, "head_commit", jsonout_str(r->head->commit));
+	json_object_set_new(root, "head_branch", jsonout_str(r->head->branch));
+	json_object_set_new(root, "base_ref", jsonout_str(r->base->ref));
+	json_object_set_new(root, "base_commit", jsonout_str(r->base->commit));
+	json_object_set_new(root, "baseline", d ? jsonout_str(r->base->rule) : json_null());
 	json_object_set_new(root, "no_baseline", json_boolean(!d));
 	/* An advisory verdict never fails a build (too little history, a fallback baseline). */
 	json_object_set_new(root, "advisory", json_boolean(r->advisory != NULL));
 	if (r->advisory)
-		json_object_set_new(root, "advisory_reason", jstr(r->advisory));
+		json_object_set_new(root, "advisory_reason", jsonout_str(r->advisory));
 	if (!d)
-		json_object_set_new(root, "message", jstr(r->base->none));
+		json_object_set_new(root, "message", jsonout_str(r->base->none));
 	json_t *tests = json_array(), *funcs = json_array();
 	if (d) {
 		json_t *scale = json_object();
@@ -144,7 +137,7 @@ int report_json(const struct report *r, struct strbuf *out)
 	if (d && d->ab) {
 		const struct report_ab *ab = d->ab;
 		json_t *o = json_object();
-		json_object_set_new(o, "id", jstr(ab->id));
+		json_object_set_new(o, "id", jsonout_str(ab->id));
 		json_object_set_new(o, "rounds", json_integer((json_int_t)ab->rounds));
 		json_object_set_new(o, "max_rounds", json_integer((json_int_t)ab->max_rounds));
 		json_object_set_new(o, "seconds", jnum(ab->seconds));
@@ -156,17 +149,7 @@ int report_json(const struct report *r, struct strbuf *out)
 	}
 	json_object_set_new(root, "tests", tests);
 	json_object_set_new(root, "functions", funcs);
-	/* 10 significant digits: every measured figure, none of binary floating point's noise
-	 * (0.30000000000000004) */
-	char *text =
-	        json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	json_decref(root);
-	if (!text)
-		return cp_error("cannot encode the report as JSON");
-	strbuf_addstr(out, text);
-	strbuf_addch(out, '\n');
-	free(text);
-	return 0;
+	return jsonout_dump(root, out, 0);
 }
 
 int report_render(const struct report *r, enum report_format f, struct strbuf *out)

@@ -187,10 +187,10 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 			                        &si);
 			break;
 		}
-		pf.function = profile_intern(p, si.function);
-		pf.module = profile_intern(p, si.module);
+		pf.function = profile_intern_name(p, si.function);
+		pf.module = profile_intern_name(p, si.module);
 		profile_set_build_id(p, pf.module, si.build_id);
-		pf.file = profile_intern(p, si.file);
+		pf.file = profile_intern_name(p, si.file);
 		/* Frames are functions: keep the source file but not the line, so the samples
 		 * of one function at many lines fold into one frame of the flame graph. */
 		pf.line = 0;

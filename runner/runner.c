@@ -74,7 +74,7 @@ static void apply_sample(struct runner_session *s, const struct run_event *ev)
 	if (got < 0 || !p)
 		return; /* malformed: the backend counted it */
 	size_t n = proctree_resolve_chain(&s->tree, p, ips, (size_t)got, dsos, offsets);
-	uint32_t process = profile_intern(s->prof, p->name);
+	uint32_t process = profile_intern_name(s->prof, p->name);
 	int weak;
 	uint32_t test = attrib_sample(&s->attrib, ev->pid, ev->tid, ev->time, &weak);
 	aggregator_add(&s->agg, test, weak, process, dsos, offsets, n, weight);
@@ -95,7 +95,7 @@ static void apply_exit(struct runner_session *s, const struct run_event *ev)
 		uint32_t test = attrib_sample(&s->attrib, ev->pid, ev->tid, ev->time, &weak);
 		struct proc *p = proctree_find(&s->tree, ev->pid);
 		cputime_exit(&s->cpu, ev->pid, ev->tid, test, weak,
-		             profile_intern(s->prof, p ? p->name : "[unknown]"));
+		             profile_intern_name(s->prof, p ? p->name : "[unknown]"));
 	}
 	proctree_exit(&s->tree, ev->pid, ev->tid);
 	if (ev->pid == ev->tid)

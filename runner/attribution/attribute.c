@@ -205,7 +205,7 @@ int attrib_control_line(struct attrib *a, const char *line, uint64_t t)
 	}
 	switch (kind) {
 	case 0:
-		tid_transition(a, (pid_t)id, t, profile_intern(a->prof, p));
+		tid_transition(a, (pid_t)id, t, profile_intern_name(a->prof, p));
 		a->marks++;
 		break;
 	case 1:
@@ -263,7 +263,7 @@ static void proc_set(struct attrib *a, pid_t pid, uint32_t test)
 
 void attrib_proc_mark(struct attrib *a, pid_t pid, const char *test)
 {
-	proc_set(a, pid, profile_intern(a->prof, test));
+	proc_set(a, pid, profile_intern_name(a->prof, test));
 	a->proc_marks++;
 }
 
@@ -286,12 +286,12 @@ void attrib_proc_exit(struct attrib *a, pid_t pid)
 void attrib_window_begin(struct attrib *a, const char *test, uint64_t t)
 {
 	ALLOC_GROW(a->win, a->nwin + 1, a->win_alloc);
-	a->win[a->nwin++] = (struct attrib_window){t, UINT64_MAX, profile_intern(a->prof, test)};
+	a->win[a->nwin++] = (struct attrib_window){t, UINT64_MAX, profile_intern_name(a->prof, test)};
 }
 
 void attrib_window_end(struct attrib *a, const char *test, uint64_t t)
 {
-	uint32_t id = profile_intern(a->prof, test);
+	uint32_t id = profile_intern_name(a->prof, test);
 	for (size_t i = a->nwin; i > a->win_first; i--) {
 		if (a->win[i - 1].test == id && a->win[i - 1].end == UINT64_MAX) {
 			a->win[i - 1].end = t;
@@ -315,7 +315,7 @@ void attrib_tap_plan(struct attrib *a, uint64_t t)
 
 void attrib_tap_result(struct attrib *a, const char *test, uint64_t t)
 {
-	uint32_t id = profile_intern(a->prof, test);
+	uint32_t id = profile_intern_name(a->prof, test);
 	uint64_t start = a->tap ? a->tap_last : 0;
 	for (size_t i = a->win_first; i < a->nwin; i++)
 		if (a->win[i].end != UINT64_MAX && a->win[i].end > start && a->win[i].end <= t)
@@ -529,7 +529,7 @@ static uint32_t apply_rule(const struct attrib_rule *r, struct profile *p, const
 		expand(&sb, r->as, s, m);
 	else
 		strbuf_add(&sb, s + m[0].rm_so, (size_t)(m[0].rm_eo - m[0].rm_so));
-	uint32_t id = sb.len ? profile_intern(p, sb.buf) : 0;
+	uint32_t id = sb.len ? profile_intern_name(p, sb.buf) : 0;
 	strbuf_release(&sb);
 	return id;
 }

@@ -2,6 +2,7 @@
  * everything else (suites, properties, system-out) is read past. */
 #include "runner/attribution/junit.h"
 #include "common/error.h"
+#include "common/escape.h"
 #include "model/profile.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
@@ -179,6 +180,17 @@ size_t junit_attach(const struct junit *j, struct profile *p)
 	for (size_t i = 0; i < j->n; i++) {
 		char *cand[4];
 		size_t n = junit_candidate_names(&j->cases[i], cand);
+		/* Test names in the profile were cleaned as they were interned: look for the
+		 * same cleaned form. */
+		for (size_t k = 0; k < n; k++) {
+			size_t len = strlen(cand[k]);
+			if (len <= PROFILE_NAME_MAX && esc_utf8_valid(cand[k], len))
+				continue;
+			struct strbuf sb = STRBUF_INIT;
+			esc_name(&sb, cand[k], len, PROFILE_NAME_MAX);
+			free(cand[k]);
+			cand[k] = strbuf_detach(&sb, NULL);
+		}
 		int64_t id = -1;
 		for (size_t k = 0; k < n && id < 0; k++) {
 			int64_t s = profile_find_str(p, cand[k]);
@@ -188,7 +200,7 @@ size_t junit_attach(const struct junit *j, struct profile *p)
 		if (id >= 0)
 			matched++;
 		else
-			id = profile_intern(p, cand[n - 1]);
+			id = profile_intern_name(p, cand[n - 1]);
 		profile_set_result(p, (uint32_t)id, (uint32_t)j->cases[i].status,
 		                   j->cases[i].seconds);
 		for (size_t k = 0; k < n; k++)

@@ -47,6 +47,22 @@ static void test_control_lines(void **state)
 	profile_free(p);
 }
 
+/* A test name that is not valid UTF-8 is cleaned where the runner interns it, so every output
+ * shows the same name (and JUnit's case of that name still matches it). */
+static void test_name_cleaned(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	attrib_init(&a, p);
+	assert_int_equal(attrib_control_line(&a, "begin 10 caf\xe9", 100), 0);
+	assert_string_equal(test_at(&a, 1, 10, 150, NULL), "caf\xef\xbf\xbd");
+	attrib_proc_mark(&a, 20, "t\xc3");
+	assert_string_equal(test_at(&a, 20, 20, 150, NULL), "t\xef\xbf\xbd");
+	attrib_release(&a);
+	profile_free(p);
+}
+
 /* Marks carry the marker's own time: a line read late still switches the thread at the time
  * it was written; names are escaped, and cut at ATTRIB_NAME_MAX with a count for the warning. */
 static void test_timed_marks(void **state)
@@ -348,7 +364,8 @@ static void test_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_control_lines), cmocka_unit_test(test_timed_marks),
+	        cmocka_unit_test(test_control_lines), cmocka_unit_test(test_name_cleaned),
+	        cmocka_unit_test(test_timed_marks),
 	        cmocka_unit_test(test_tap_pending),
 	        cmocka_unit_test(test_precedence_and_fork),
 	        cmocka_unit_test(test_windows),       cmocka_unit_test(test_markers),

@@ -202,12 +202,54 @@ static void test_build_ids(void **state)
 	profile_free(c);
 }
 
+/* Names from outside are cleaned once, where they are interned: valid UTF-8 (each bad byte
+ * U+FFFD), at most PROFILE_NAME_MAX bytes cut on a character boundary with an ellipsis;
+ * clean names and profile_intern's bytes are left as they are. */
+static void test_intern_name(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	uint32_t ok = profile_intern_name(p, "ns::f(int)\x1b[31m");
+	assert_string_equal(profile_str(p, ok), "ns::f(int)\x1b[31m"); /* outputs escape it */
+	uint32_t bad = profile_intern_name(p, "a\xff\xc3(b\xed\xa0\x80");
+	assert_string_equal(profile_str(p, bad),
+	                    "a\xef\xbf\xbd\xef\xbf\xbd(b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	assert_int_equal(profile_intern_name(p, "a\xfe\xc3(b\xed\xa0\x80"), bad); /* same clean */
+	assert_int_not_equal(profile_intern(p, "a\xff\xc3(b\xed\xa0\x80"), bad); /* raw kept */
+
+	/* 3000 two-byte characters (6000 bytes): cut on a boundary, within the maximum. */
+	size_t n = 6000;
+	char *big = malloc(n + 1);
+	for (size_t i = 0; i < n; i += 2) {
+		big[i] = (char)0xc3;
+		big[i + 1] = (char)0xa9;
+	}
+	big[n] = '\0';
+	const char *cut = profile_str(p, profile_intern_name(p, big));
+	size_t len = strlen(cut);
+	assert_true(len <= PROFILE_NAME_MAX && len >= PROFILE_NAME_MAX - 4);
+	assert_memory_equal(cut + len - 3, "\xe2\x80\xa6", 3);
+	assert_int_equal((len - 3) % 2, 0); /* whole characters before the ellipsis */
+	assert_memory_equal(cut, big, len - 3);
+	/* One byte over the maximum is cut too; exactly the maximum is kept. */
+	memset(big, 'x', PROFILE_NAME_MAX + 1);
+	big[PROFILE_NAME_MAX + 1] = '\0';
+	assert_int_equal(strlen(profile_str(p, profile_intern_name(p, big))), PROFILE_NAME_MAX);
+	assert_memory_equal(profile_str(p, profile_intern_name(p, big)) + PROFILE_NAME_MAX - 3,
+	                    "\xe2\x80\xa6", 3);
+	big[PROFILE_NAME_MAX] = '\0';
+	assert_string_equal(profile_str(p, profile_intern_name(p, big)), big);
+	free(big);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_intern_and_trie), cmocka_unit_test(test_functions_self_total),
 	        cmocka_unit_test(test_folded_output),   cmocka_unit_test(test_folded_errors),
 	        cmocka_unit_test(test_merge),           cmocka_unit_test(test_build_ids),
+	        cmocka_unit_test(test_intern_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
