@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/xalloc.h"
 #include "store/db.h"
+#include "store/runs.h"
 #include "store/segtree.h"
 
 #include <stdlib.h>
@@ -246,8 +247,7 @@ static int load_profile(struct store *s, int64_t id, const char *test, struct pr
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(
 	            s->db,
-	            "SELECT branch_id, seq, samples, lost, processes, threads, period_ns, "
-	            "cpu_seconds, wall_seconds, hz, exit_code FROM runs WHERE id = ?1",
+	            "SELECT branch_id, seq, " RUN_STATS_COLS " FROM runs WHERE id = ?1",
 	            -1, &q, NULL) != SQLITE_OK) {
 		store_sqlerr(s, "reading run stats");
 		goto out;
@@ -257,15 +257,7 @@ static int load_profile(struct store *s, int64_t id, const char *test, struct pr
 	if (sqlite3_step(q) == SQLITE_ROW) {
 		branch_id = sqlite3_column_int64(q, 0);
 		seq = sqlite3_column_int64(q, 1);
-		p->stats.samples = (uint64_t)sqlite3_column_int64(q, 2);
-		p->stats.lost = (uint64_t)sqlite3_column_int64(q, 3);
-		p->stats.processes = (uint64_t)sqlite3_column_int64(q, 4);
-		p->stats.threads = (uint64_t)sqlite3_column_int64(q, 5);
-		p->stats.period_ns = (uint64_t)sqlite3_column_int64(q, 6);
-		p->stats.cpu_seconds = sqlite3_column_double(q, 7);
-		p->stats.wall_seconds = sqlite3_column_double(q, 8);
-		p->stats.hz = sqlite3_column_int(q, 9);
-		p->stats.exit_status = sqlite3_column_int(q, 10);
+		run_stats_read(q, 2, &p->stats);
 	}
 	sqlite3_finalize(q);
 	if (seq < 0) {

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
+#include "store/runs.h"
 #include "store/segtree.h"
 
 #include <stdlib.h>
@@ -349,6 +350,19 @@ fail:
 	return -1;
 }
 
+void run_stats_read(sqlite3_stmt *st, int col, struct profile_stats *out)
+{
+	out->samples = (uint64_t)sqlite3_column_int64(st, col++);
+	out->lost = (uint64_t)sqlite3_column_int64(st, col++);
+	out->processes = (uint64_t)sqlite3_column_int64(st, col++);
+	out->threads = (uint64_t)sqlite3_column_int64(st, col++);
+	out->period_ns = (uint64_t)sqlite3_column_int64(st, col++);
+	out->cpu_seconds = sqlite3_column_double(st, col++);
+	out->wall_seconds = sqlite3_column_double(st, col++);
+	out->hz = sqlite3_column_int(st, col++);
+	out->exit_status = sqlite3_column_int(st, col++);
+}
+
 /* ---- reading runs ----------------------------------------------------------------------- */
 
 #define RUN_COLS                                                                                   \
@@ -400,40 +414,8 @@ static int load_tags(struct store *s, struct run_meta *m)
 int store_list_runs(struct store *s, const char *branch, size_t limit, struct run_meta **out,
                     size_t *n)
 {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
-	const char *sql = branch ? "SELECT " RUN_COLS " FROM runs WHERE branch = ?1 "
-	                           "ORDER BY id DESC LIMIT ?2"
-	                         : "SELECT " RUN_COLS " FROM runs ORDER BY id DESC LIMIT ?2";
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return store_sqlerr(s, "listing runs");
-	if (branch)
-		sqlite3_bind_text(st, 1, branch, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, limit ? (int64_t)limit : -1);
-	struct run_meta *runs = NULL;
-	size_t nruns = 0, alloc = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ALLOC_GROW(runs, nruns + 1, alloc);
-		run_meta_init(&runs[nruns]);
-		fill_meta(st, &runs[nruns]);
-		nruns++;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		store_sqlerr(s, "listing runs");
-		goto fail;
-	}
-	for (size_t i = 0; i < nruns; i++)
-		if (load_tags(s, &runs[i]) < 0)
-			goto fail;
-	*out = runs;
-	*n = nruns;
-	return 0;
-fail:
-	store_runs_free(runs, nruns);
-	return -1;
+	struct store_run_filter f = {.branch = branch, .limit = limit, .tags = 1};
+	return store_find_runs(s, &f, out, n);
 }
 
 int store_find_runs(struct store *s, const struct store_run_filter *f, struct run_meta **out,

@@ -11,6 +11,7 @@
  * partial blocks at both ends (decoded) plus at most 2*log2(n) aligned nodes in between. */
 #include "store/db.h"
 #include "store/load.h"
+#include "store/runs.h"
 #include "store/segtree.h"
 #include "common/error.h"
 #include "common/xalloc.h"
@@ -346,9 +347,8 @@ static int merge_runs(struct store *s, const struct store_query *q, struct profi
 		goto out;
 	sqlite3_stmt *agg;
 	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT id, samples, lost, processes, threads, cpu_seconds, "
-	                       "wall_seconds, hz FROM runs WHERE branch_id = ?1 AND seq >= ?2 "
-	                       "AND seq < ?3 ORDER BY seq",
+	                       "SELECT id, " RUN_STATS_COLS " FROM runs WHERE branch_id = ?1 "
+	                       "AND seq >= ?2 AND seq < ?3 ORDER BY seq",
 	                       -1, &agg, NULL) != SQLITE_OK) {
 		store_sqlerr(s, "summing run stats");
 		goto out;
@@ -361,15 +361,8 @@ static int merge_runs(struct store *s, const struct store_query *q, struct profi
 	while ((rc = sqlite3_step(agg)) == SQLITE_ROW) {
 		ALLOC_GROW(idv, n + 1, alloc);
 		idv[n++] = sqlite3_column_int64(agg, 0);
-		struct profile_stats row = {
-		        .samples = (uint64_t)sqlite3_column_int64(agg, 1),
-		        .lost = (uint64_t)sqlite3_column_int64(agg, 2),
-		        .processes = (uint64_t)sqlite3_column_int64(agg, 3),
-		        .threads = (uint64_t)sqlite3_column_int64(agg, 4),
-		        .cpu_seconds = sqlite3_column_double(agg, 5),
-		        .wall_seconds = sqlite3_column_double(agg, 6),
-		        .hz = sqlite3_column_int(agg, 7),
-		};
+		struct profile_stats row = {0};
+		run_stats_read(agg, 1, &row);
 		profile_stats_add(&p->stats, &row);
 	}
 	sqlite3_finalize(agg);
