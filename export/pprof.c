@@ -398,7 +398,7 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 	/* Mappings' build ids, when hex (Go's own are not: profile_set_build_id ignores them). */
 	for (size_t i = 0; i < pr->n_mapping; i++)
 		profile_set_build_id(
-		        p, profile_intern(p, base_name(pb_str(pr, pr->mapping[i]->filename))),
+		        p, profile_intern_name(p, base_name(pb_str(pr, pr->mapping[i]->filename))),
 		        pb_str(pr, pr->mapping[i]->build_id));
 
 	int ours = 0;
