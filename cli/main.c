@@ -3,7 +3,92 @@
 #include "common/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Where ciprof keeps the caller's LD_PRELOAD while it runs itself again without a sanitizer
+ * runtime (drop_sanitizer_preload); never seen by the command. */
+#define SAVED_PRELOAD_VAR "CIPROF_SAVED_LD_PRELOAD"
+
+/* A sanitizer runtime (libasan.so, libclang_rt.asan-x86_64.so...): ciprof itself is not
+ * instrumented, so such a library only belongs in the command's LD_PRELOAD. */
+static int is_sanitizer_runtime(const char *entry, size_t len)
+{
+	static const char *const names[] = {"libasan", "libhwasan", "libtsan", "liblsan", "libmsan",
+	                                    "libclang_rt.asan", "libclang_rt.hwasan",
+	                                    "libclang_rt.tsan", "libclang_rt.lsan",
+	                                    "libclang_rt.msan"};
+	const char *base = entry;
+	for (const char *c = entry; c < entry + len; c++)
+		if (*c == '/')
+			base = c + 1;
+	size_t blen = (size_t)(entry + len - base);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+		if (blen > n && !strncmp(base, names[i], n) && (base[n] == '.' || base[n] == '-'))
+			return 1;
+	}
+	return 0;
+}
+
+/* The user's LD_PRELOAD is for the command; a sanitizer runtime in it must not run inside
+ * ciprof. With libasan.so preloaded into ciprof, ASan initializes lazily on the first malloc it
+ * sees, and that can be inside glibc's newlocale() called by libp11-kit's constructor (linked
+ * in through libcurl and libgit2) with glibc's locale lock held for writing: ASan's start-up
+ * calls dlerror(), whose gettext takes and then releases that same lock, so newlocale's own
+ * unlock finds it free and leaves its reader count at -1. From the next strerror() on (libgit2
+ * calls it while opening the repository) the lock counts a reader that never leaves, and the
+ * next writer, libp11-kit's destructor calling freelocale() in exit(), waits forever: ciprof
+ * hung after writing the profile. The corruption happens before main(), so the only cure is a
+ * process that never loads the runtime: ciprof runs itself again (/proc/self/exe) with the
+ * runtime taken out of LD_PRELOAD, and puts the user's LD_PRELOAD back, unchanged, for the
+ * command. Other preloaded libraries stay (an outer ciprof's sampler keeps sampling ciprof). */
+static void drop_sanitizer_preload(char **argv)
+{
+	const char *saved = getenv(SAVED_PRELOAD_VAR);
+	if (saved) { /* the second start: give the command what the user gave ciprof */
+		if (setenv("LD_PRELOAD", saved, 1) == 0)
+			unsetenv(SAVED_PRELOAD_VAR);
+		return;
+	}
+	const char *pre = getenv("LD_PRELOAD");
+	if (!pre || !*pre)
+		return;
+	/* ld.so separates entries by colons or spaces. */
+	size_t plen = strlen(pre);
+	char *kept = malloc(plen + 1);
+	if (!kept)
+		return;
+	size_t k = 0;
+	int dropped = 0;
+	for (const char *e = pre; *e;) {
+		size_t len = strcspn(e, ": ");
+		if (len && is_sanitizer_runtime(e, len)) {
+			dropped = 1;
+		} else if (len) {
+			if (k)
+				kept[k++] = ':';
+			memcpy(kept + k, e, len);
+			k += len;
+		}
+		e += len;
+		if (*e)
+			e++;
+	}
+	kept[k] = '\0';
+	if (dropped && setenv(SAVED_PRELOAD_VAR, pre, 1) == 0) {
+		int r = k ? setenv("LD_PRELOAD", kept, 1) : unsetenv("LD_PRELOAD");
+		if (r == 0)
+			execv("/proc/self/exe", argv);
+		/* No /proc: ciprof goes on with the runtime loaded, as before. */
+		const char *again = getenv(SAVED_PRELOAD_VAR);
+		if (again)
+			setenv("LD_PRELOAD", again, 1);
+		unsetenv(SAVED_PRELOAD_VAR);
+	}
+	free(kept);
+}
 
 const struct cli_command cli_commands[] = {
         {"run", cmd_run, "profile a command and its whole process tree"},
@@ -61,6 +146,7 @@ int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	drop_sanitizer_preload(argv);
 	int i = 1;
 	int verbosity = LOG_NORMAL;
 	for (; i < argc && argv[i][0] == '-'; i++) {

@@ -77,6 +77,53 @@ run_capture() {
 	"$@" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null || RC=$?
 }
 
+# run_watched NAME CMD...: run_capture for a command that might hang (a deadlock is a failure
+# of its own, not a ctest timeout minutes later). A watchdog waits CIPROF_TEST_HANG_LIMIT
+# seconds (default 120, far above any step's need even on a loaded machine: it only tells a
+# hang from a slow run, it measures nothing); then it prints the stacks of every thread of the
+# command and of its children (gdb, else the kernel's view) and kills them: the check fails
+# with "hung" and the stacks, and RC is 137. Pass environment changes as `env VAR=...` in
+# CMD, not as a prefix to run_watched (the watchdog's gdb must not inherit them).
+run_watched() {
+	local name=$1 pid wd limit=${CIPROF_TEST_HANG_LIMIT:-120}
+	shift
+	RC=0
+	rm -f "$TMP/$name.hang"
+	"$@" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null &
+	pid=$!
+	(
+		start=$SECONDS
+		while kill -0 "$pid" 2>/dev/null; do
+			if [ $((SECONDS - start)) -ge "$limit" ]; then
+				for p in "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null); do
+					echo "--- pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+					if command -v gdb >/dev/null; then
+						gdb -p "$p" -batch -ex 'thread apply all bt' 2>&1 |
+							grep -v '^\[New LWP\|^warning:'
+					else
+						for t in /proc/"$p"/task/*; do
+							echo "thread ${t##*/}: $(cat "$t/wchan" 2>/dev/null)"
+							cat "$t/stack" 2>/dev/null
+						done
+					fi
+				done >"$TMP/$name.hang.tmp" 2>&1
+				mv "$TMP/$name.hang.tmp" "$TMP/$name.hang"
+				kill -KILL "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null) 2>/dev/null
+				exit 0
+			fi
+			sleep 1
+		done
+	) &
+	wd=$!
+	wait "$pid" || RC=$?
+	kill "$wd" 2>/dev/null
+	wait "$wd" 2>/dev/null
+	if [ -f "$TMP/$name.hang" ]; then
+		check_failed "$name: hung: still running after ${limit} s, killed; its stacks:"
+		sed 's/^/    /' "$TMP/$name.hang" >&2
+	fi
+}
+
 # expect_rc WHAT EXPECTED NAME: checks RC against EXPECTED, showing NAME's stderr if not.
 expect_rc() {
 	if [ "$RC" -eq "$2" ]; then

@@ -90,12 +90,29 @@ expect_rc "ASan still reports a heap overflow (exit 1)" 1 asan_overflow
 expect_grep "ASan's report" "$TMP/asan_overflow.err" "heap-buffer-overflow"
 LIBASAN=$(cc -print-file-name=libasan.so 2>/dev/null)
 if [ -f "$LIBASAN" ]; then
-	RC=0
-	LD_PRELOAD=$LIBASAN "$CIPROF" run --backend preload --hz $HZ --no-store \
-		-o "$TMP/asan_first.folded" -- "$ASAN" burn 0.3 \
-		>"$TMP/asan_first.out" 2>"$TMP/asan_first.err" </dev/null || RC=$?
+	# From a git work tree: ciprof's libgit2 then calls strerror(), which is what made a
+	# ciprof carrying the user's libasan.so hang for ever in exit() (glibc's locale lock
+	# broken by ASan's start-up inside libp11-kit's constructor: cli/main.c). Every time,
+	# so this step hangs without the fix; the watchdog turns that into a failure with the
+	# stacks instead of a ctest timeout.
+	git init -q "$TMP/repo" || fail "git init failed"
+	run_watched asan_first env -C "$TMP/repo" LD_PRELOAD="$LIBASAN" \
+		"$CIPROF" run --backend preload --hz $HZ --no-store \
+		-o "$TMP/asan_first.folded" -- "$ASAN" burn 0.3
 	expect_rc "ASan runtime first in the user's LD_PRELOAD" 0 asan_first
 	expect_samples asan_first probe_burn 200
+	# The runtime is the command's, not ciprof's: ciprof runs itself again without it (no
+	# libasan in its own maps), and the command gets the user's LD_PRELOAD unchanged, ASan
+	# first, the sampler after it, and nothing of ciprof's bookkeeping.
+	run_watched asan_self env -C "$TMP/repo" LD_PRELOAD="$LIBASAN" \
+		ASAN_OPTIONS=detect_leaks=0 "$CIPROF" -q run --backend preload --no-store -- \
+		sh -c 'echo "ciprof maps $(grep -c libasan /proc/$PPID/maps)";
+			echo "LD_PRELOAD=$LD_PRELOAD"; echo "saved $(env | grep -c ^CIPROF_SAVED)"'
+	expect_rc "sh under ciprof, ASan in LD_PRELOAD" 0 asan_self
+	expect_grep "no ASan runtime inside ciprof" "$TMP/asan_self.out" "ciprof maps 0"
+	expect_grep "the command's LD_PRELOAD: ASan first, then the sampler" \
+		"$TMP/asan_self.out" "LD_PRELOAD=$LIBASAN:"
+	expect_grep "ciprof's saved LD_PRELOAD is not passed on" "$TMP/asan_self.out" "saved 0"
 fi
 RC=0
 ASAN_OPTIONS=verify_asan_link_order=1 "$CIPROF" run --backend preload --no-store -- \
