@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,8 +301,14 @@ void profile_stats_add(struct profile_stats *dst, const struct profile_stats *sr
 
 void profile_stats_finish(struct profile_stats *st)
 {
-	if (st->samples)
-		st->period_ns = (uint64_t)(st->cpu_seconds * 1e9 / (double)st->samples);
+	if (!st->samples)
+		return;
+	/* The sampled CPU time per sample; runs merged at one rate sample at exactly 1/hz (the
+	 * computed value is off by the unsampled time when a source does not carry it). */
+	double ns = (st->cpu_seconds - st->unsampled_seconds) * 1e9 / (double)st->samples;
+	if (st->hz > 0 && fabs(ns * st->hz / 1e9 - 1) < 0.1)
+		ns = 1e9 / st->hz;
+	st->period_ns = (uint64_t)(ns + 0.5);
 }
 
 void profile_merge(struct profile *dst, const struct profile *src)

@@ -142,9 +142,17 @@ static int is_code(const struct profile *names, uint32_t frame)
 	       !report_pseudo_frame(profile_str(names, names->frames[frame].function));
 }
 
+/* The two-sided p-value of a log-ratio test's t on eff degrees of freedom, with the tails the
+ * history showed (stats_tail_fit). */
+static double ratio_p(const struct report_diff *d, double t, double eff)
+{
+	return stats_t_sf2(t / d->tail_scale, fmin(eff, d->tail_dof));
+}
+
 /* Fills cmp from counts and the item's noise; q and kind are left for judge(). Both sides
- * present: the log-ratio test on Student's t with the item's own spread; one side empty (a
- * function new or gone): the count test, which needs no log of zero. */
+ * present: the log-ratio test on Student's t, sampling at the measured efficiency plus the
+ * item's own spread (for the head run, and for the baseline's mean of base_runs runs); one side
+ * empty (a function new or gone): the count test, which needs no log of zero. */
 static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b, double h,
                      const struct stats_noise *nz)
 {
@@ -162,15 +170,23 @@ static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b
 	c->context = c->tested ? REPORT_JUDGED : REPORT_TOO_SMALL;
 	c->noise = nz->extra;
 	c->dof = nz->dof;
+	double nb = (double)d->base_runs;
 	/* The head run's own spread, plus the baseline's (an average of base_runs runs). */
-	double extra = nz->extra * (1 + 1 / (double)d->base_runs) + d->scale_variance;
-	if (!c->tested)
-		c->p = 1.0;
-	else if (b > 0 && h > 0)
-		c->p = stats_log_ratio_test(h, b, d->c, extra, nz->dof);
-	else
-		c->p = stats_rate_test(h, b, d->c, extra);
+	double extra = nz->extra * (1 + 1 / nb) + d->scale_variance;
 	c->q = 1.0;
+	if (!c->tested) {
+		c->p = 1.0;
+	} else if (b > 0 && h > 0) {
+		double t;
+		stats_log_ratio_stat(h, b, d->c, d->efficiency, extra, nz->dof, &t, &c->stat_dof);
+		c->p = ratio_p(d, t, c->stat_dof);
+		c->ratio_test = 1;
+		c->stat_y = log((h + 0.5) / (d->c * (b + 0.5)));
+		c->stat_v = t != 0 ? (c->stat_y / t) * (c->stat_y / t)
+		                   : d->efficiency * (1 / (h + 0.5) + 1 / (b + 0.5)) + extra;
+	} else {
+		c->p = stats_rate_test(h, b, d->c, extra);
+	}
 }
 
 /* Takes an item out of judgement for the reason given; a frame ciprof makes that is too
@@ -183,9 +199,71 @@ static void not_judged(struct report_cmp *c, enum report_context why)
 	c->p = 1.0;
 }
 
+/* The median over the log-ratio tests of the normal quantile of their p-values, with an
+ * extra variance k in every one of them; y, v and eff hold their log ratios, variances and
+ * degrees of freedom, z is scratch. */
+static double median_z(const struct report_diff *d, const double *y, const double *v,
+                       const double *eff, double *z, size_t n, double k)
+{
+	for (size_t i = 0; i < n; i++)
+		z[i] = stats_normal_quantile2(ratio_p(d, y[i] / sqrt(v[i] + k), eff[i]));
+	return stats_median(z, n);
+}
+
+/*
+ * A head run noisier than its history (a neighbour on the other core, a slower memory bus)
+ * spreads every function's log ratio by about the same amount, whatever its size. When the
+ * functions' (self times') median |z| is beyond what chance gives (0.6745, plus twice the
+ * 0.787 / sqrt(n) a median of n wanders by), the variance k that brings it back to 0.6745 is
+ * added to every log-ratio test (tests and totals, which average several functions' spread,
+ * are then judged conservatively): a real change of a few functions does not move a median;
+ * a noisy head moves all of them. Needs 10 such functions. d->head_spread is k.
+ */
+static void deflate(struct report_diff *d)
+{
+	size_t cap = d->nitems ? d->nitems : 1, n = 0;
+	double *y = xmalloc(st_mult(cap, sizeof(*y))), *v = xmalloc(st_mult(cap, sizeof(*v)));
+	double *eff = xmalloc(st_mult(cap, sizeof(*eff))), *z = xmalloc(st_mult(cap, sizeof(*z)));
+	for (size_t i = 0; i < d->nitems; i++) {
+		const struct report_cmp *c = &d->items[i].cmp;
+		if (!c->tested || !c->ratio_test || d->items[i].measure != REPORT_SELF)
+			continue;
+		y[n] = c->stat_y;
+		v[n] = c->stat_v;
+		eff[n] = c->stat_dof;
+		n++;
+	}
+	double k = 0;
+	if (n >= 10) {
+		double target = 0.6745;
+		if (median_z(d, y, v, eff, z, n, 0) > target + 2 * 0.787 / sqrt((double)n)) {
+			double lo = 1e-9, hi = 10;
+			for (int it = 0; it < 60; it++) {
+				double mid = sqrt(lo * hi);
+				if (median_z(d, y, v, eff, z, n, mid) > target)
+					lo = mid;
+				else
+					hi = mid;
+			}
+			k = hi;
+		}
+	}
+	d->head_spread = k;
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_cmp *c = &d->items[i].cmp;
+		if (c->tested && c->ratio_test)
+			c->p = ratio_p(d, c->stat_y / sqrt(c->stat_v + k), c->stat_dof);
+	}
+	free(y);
+	free(v);
+	free(eff);
+	free(z);
+}
+
 /* BH over the tested items; marks significance and kind. */
 static void judge(struct report_diff *d)
 {
+	deflate(d);
 	double *p = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*p)));
 	size_t n = 0;
 	for (size_t i = 0; i < d->nitems; i++)
@@ -287,63 +365,23 @@ static void estimate_scale(struct report_diff *d, const struct func_sums *fs,
 	double *y = xmalloc(st_mult(nf ? nf : 1, sizeof(*y)));
 	double *v = xmalloc(st_mult(nf ? nf : 1, sizeof(*v)));
 	double *w = xmalloc(st_mult(nf ? nf : 1, sizeof(*w)));
-	double c0 = d->c, sum = 0;
+	double c0 = d->c;
 	for (size_t f = 0; f < nf; f++) {
 		if (!is_code(names, (uint32_t)f) || !(fs->self_h[f] > 0) || !(fs->self_b[f] > 0))
 			continue;
 		y[n] = log(fs->self_h[f] / (c0 * fs->self_b[f]));
-		v[n] = 1 / fs->self_h[f] + 1 / fs->self_b[f] +
+		v[n] = d->efficiency * (1 / fs->self_h[f] + 1 / fs->self_b[f]) +
 		       noise[f].extra * (1 + 1 / (double)d->base_runs);
 		w[n] = fs->self_h[f] + c0 * fs->self_b[f];
-		sum += w[n];
 		n++;
 	}
-	d->scale = 1;
-	d->scale_variance = 0;
-	d->scale_functions = 0;
-	d->scale_estimated = 0;
-	if (n < 3)
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		w[i] = fmin(w[i], sum / 10);
-	double ls = stats_weighted_median(y, w, n);
-	for (int iter = 0; iter < 3 && isfinite(ls); iter++) {
-		double su = 0;
-		size_t in = 0;
-		for (size_t i = 0; i < n; i++) {
-			int inlier = fabs(y[i] - ls) <= 3 * sqrt(v[i]);
-			w[i] = inlier ? 1 / v[i] : 0;
-			su += w[i];
-			in += (size_t)inlier;
-		}
-		if (in < 3)
-			break;
-		double num = 0, den = 0, var = 0;
-		for (size_t i = 0; i < n; i++) {
-			w[i] = fmin(w[i], su / 10);
-			num += w[i] * y[i];
-			den += w[i];
-		}
-		ls = num / den;
-		/* The model's variance, or the functions' actual scatter if that is larger
-		 * (run-to-run noise is correlated between a function and its callees). */
-		double emp = 0;
-		for (size_t i = 0; i < n; i++) {
-			var += w[i] * w[i] * v[i];
-			emp += w[i] * w[i] * (y[i] - ls) * (y[i] - ls);
-		}
-		emp *= (double)in / (double)(in - 1);
-		d->scale_variance = fmax(var, emp) / (den * den);
-		d->scale_functions = in;
-	}
-	if (isfinite(ls) && d->scale_functions >= 3) {
-		d->scale = exp(ls);
-		d->scale_estimated = 1;
-	} else {
-		d->scale_variance = 0;
-		d->scale_functions = 0;
-	}
-out:
+	double var;
+	size_t used;
+	double ls = stats_robust_level(y, v, w, n, &var, &used);
+	d->scale = isfinite(ls) ? exp(ls) : 1;
+	d->scale_variance = var;
+	d->scale_functions = used;
+	d->scale_estimated = isfinite(ls);
 	free(y);
 	free(v);
 	free(w);
@@ -402,6 +440,18 @@ static void history_counts(struct profile *names, const struct profile *run, siz
 	side_map_release(&sm);
 }
 
+/* Whether head, base and every history run were sampled at one rate: the sampling efficiency
+ * learned from the history holds for the head only then. */
+static int same_rate(const struct report_diff *d, struct profile *const *runs, size_t m)
+{
+	if (!(d->base_period > 0) || fabs(d->head_period / d->base_period - 1) > 0.01)
+		return 0;
+	for (size_t i = 0; i < m; i++)
+		if (fabs(report_period(runs[i]) / d->base_period - 1) > 0.01)
+			return 0;
+	return 1;
+}
+
 /*
  * Learns the noise model from the history runs (stats_item_noise: each item's own spread,
  * shrunk toward the median of its kind). Without two history runs every item gets the assumed
@@ -425,12 +475,35 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 	for (size_t i = 0; i < m; i++)
 		history_counts(names, runs[i], i, m, xt, xs, xT, tot);
 	double floor = m >= 2 ? REPORT_MIN_MEASURED_VARIANCE : REPORT_MIN_EXTRA_VARIANCE;
-	stats_item_noise(xt, ns, m, tot, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE, floor,
-	                 nm->test, NULL);
-	stats_item_noise(xs, nf, m, tot, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE, floor,
-	                 nm->self, &d->extra_variance);
-	stats_item_noise(xT, nf, m, tot, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE, floor,
-	                 nm->total, NULL);
+	/* Each history run's level by the estimator the head's scale factor uses, from the
+	 * functions' self times: every item's spread is then measured in the terms it is judged
+	 * in (a function's total, or a test, moves with the memory-bound callee it holds). */
+	unsigned char *code = xcalloc(nf ? nf : 1, 1);
+	for (size_t f = 0; f < nf; f++)
+		code[f] = (unsigned char)is_code(names, (uint32_t)f);
+	double *level = xcalloc(mm, sizeof(double));
+	stats_run_levels(xs, nf, m, tot, code, level);
+	/* How much of Poisson's variance sampling really adds, from the functions' self times
+	 * (the most items); only when the head is sampled at the history's rate, and only when
+	 * the history has enough functions to see how heavy its tails are: the sharper model
+	 * without a check of its tails is the one that cries wolf. */
+	double a = same_rate(d, runs, m) ? stats_sampling_efficiency(xs, nf, m, tot, level) : 1;
+	for (;;) {
+		stats_item_noise_at(xs, nf, m, tot, level, a, STATS_PRIOR_DOF,
+		                    REPORT_MIN_EXTRA_VARIANCE, floor, nm->self, &d->extra_variance);
+		if (stats_tail_fit(xs, nf, m, tot, level, nm->self, a, &d->tail_dof,
+		                   &d->tail_scale) ||
+		    a == 1)
+			break;
+		a = 1;
+	}
+	d->efficiency = a;
+	stats_item_noise_at(xt, ns, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
+	                    floor, nm->test, NULL);
+	stats_item_noise_at(xT, nf, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
+	                    floor, nm->total, NULL);
+	free(code);
+	free(level);
 	free(xt);
 	free(xs);
 	free(xT);
@@ -511,6 +584,8 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	size_t items_alloc = 0;
 	d->opts = *o;
 	d->base_runs = base_nruns ? base_nruns : 1;
+	d->tail_dof = INFINITY;
+	d->tail_scale = 1;
 	d->base_period = report_period(base);
 	d->head_period = report_period(head);
 	d->c = d->base_period / ((double)d->base_runs * d->head_period);

@@ -72,6 +72,10 @@ struct report_cmp {
 	double p, q;     /* p-value and BH-adjusted p-value; 1 when not tested */
 	double noise;    /* the item's run-to-run spread used (variance of log time per run) */
 	double dof;      /* degrees of freedom behind it */
+	int ratio_test;  /* judged by the log-ratio test (both sides have samples) */
+	double stat_y;   /* its log ratio, that ratio's variance in the model, and the degrees of */
+	double stat_v;   /* freedom of its t (Welch-Satterthwaite) */
+	double stat_dof;
 	int tested;      /* judged: share >= min_share on one side, and not an attribution change
 	                    (a test new, gone, or "(outside tests)" when tests were attributed)
 	                    nor a frame ciprof makes */
@@ -133,6 +137,13 @@ struct report_diff {
 	double extra_variance;             /* pooled run-to-run spread of functions (the prior) */
 	int extra_estimated;               /* learned from >= 2 history runs (else assumed) */
 	size_t history_runs;               /* base-branch runs the noise was learned from */
+	double tail_dof, tail_scale;       /* Student's t fitted to the history's deviations
+	                                      (stats_tail_fit; infinite and 1: normal) */
+	double head_spread;                /* variance of log time per item added to every
+	                                      log-ratio test for a head run noisier than its
+	                                      history (0: none; see deflate in diff.c) */
+	double efficiency;                 /* the share of Poisson's variance sampling adds
+	                                      (stats_sampling_efficiency; 1 without history) */
 	int tests_attributed;              /* some sample on either side belongs to a named test:
 	                                      "(outside tests)" is then harness time, not judged */
 	struct report_item *items;         /* sorted: flagged first, biggest change first */

@@ -117,6 +117,16 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(sum, "run_to_run_cv", jnum(sqrt(d->extra_variance)));
 		json_object_set_new(sum, "spread_measured", json_boolean(d->extra_estimated));
 		json_object_set_new(sum, "history_runs", json_integer((json_int_t)d->history_runs));
+		/* the share of Poisson's variance sampling adds (learned from the history; 1:
+		 * assumed), and the spread per item this head run showed beyond its history,
+		 * added to every test (0: none) */
+		json_object_set_new(sum, "sampling_efficiency", jnum(d->efficiency));
+		json_object_set_new(sum, "head_extra_cv", jnum(sqrt(d->head_spread)));
+		/* the tails of the history's deviations: Student's t degrees of freedom (null:
+		 * normal) and scale */
+		json_object_set_new(sum, "tail_dof", isinf(d->tail_dof) ? json_null()
+		                                                          : jnum(d->tail_dof));
+		json_object_set_new(sum, "tail_scale", jnum(d->tail_scale));
 		json_object_set_new(root, "summary", sum);
 		json_t *opts = json_object();
 		json_object_set_new(opts, "min_change", jnum(d->opts.min_change));

@@ -849,8 +849,15 @@ static void history_footer(struct strbuf *o, const struct report_diff *d)
 	else
 		strbuf_addf(o, "(assumed CV %.1f %%: fewer than 2 base-branch runs)",
 		            100 * sqrt(d->extra_variance));
+	if (d->efficiency < 1)
+		strbuf_addf(o, " plus sampling error (%.2g of Poisson's, measured)", d->efficiency);
+	else
+		strbuf_addstr(o, " plus sampling error");
+	if (d->head_spread > 0)
+		strbuf_addf(o, ", widened by the %.1f %% more spread this run showed than its history",
+		            100 * sqrt(d->head_spread));
 	strbuf_addf(o,
-	            " plus sampling error, Benjamini–Hochberg at FDR %.2g %% over %zu "
+	            ", Benjamini–Hochberg at FDR %.2g %% over %zu "
 	            "comparisons, minimum change %.2g %%, minimum share %.2g %% of "
 	            "samples.</sub>\n",
 	            100 * d->opts.alpha, d->ntested, 100 * d->opts.min_change,

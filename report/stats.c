@@ -182,14 +182,365 @@ static double chi2_median_ratio(double nu)
 	return a * a * a;
 }
 
-static double median_of(double *v, size_t n)
+double stats_median(double *v, size_t n)
 {
+	if (!n)
+		return NAN;
 	qsort(v, n, sizeof(*v), dbl_cmp);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double stats_normal_quantile2(double p)
+{
+	if (!(p < 1))
+		return 0;
+	if (!(p > 0))
+		return INFINITY;
+	/* erfc(z / sqrt 2) falls monotonically from 1 at z = 0: bisect (to 1e-12 of 40). */
+	double lo = 0, hi = 40;
+	for (int i = 0; i < 64; i++) {
+		double mid = (lo + hi) / 2;
+		if (erfc(mid / sqrt(2)) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/* The 99.9th percentile of chi-squared(d) / d (Wilson-Hilferty). */
+static double chi2_q999_ratio(double d)
+{
+	double a = 2 / (9 * d), q = 1 - a + 3.09 * sqrt(a);
+	return q * q * q;
+}
+
+/*
+ * The sampling efficiency a (stats.h): the crowd's trend log V = log(a P + j) over the items
+ * holding STATS_POOL_MIN_COUNT samples a run (var, samp and n their observed variance of y,
+ * Poisson's share and mean count), fitted by least absolute deviations, so a few memory-bound
+ * items do not move it, on a coarse grid of log a and log j and then a fine one around the
+ * best point. The fit is of medians: it takes log V less the median of log(chi2(d) / d).
+ * Clamped to [STATS_MIN_EFFICIENCY, 1]; 1 with fewer than 5 such items.
+ */
+static double fit_efficiency(const double *var, const double *samp, const double *n, size_t nf,
+                             double d)
+{
+	double *lv = xmalloc(st_mult(nf ? nf : 1, sizeof(*lv)));
+	double *pv = xmalloc(st_mult(nf ? nf : 1, sizeof(*pv)));
+	size_t nv = 0;
+	double mshift = log(chi2_median_ratio(d));
+	for (size_t f = 0; f < nf; f++) {
+		if (!(samp[f] > 0) || n[f] < STATS_POOL_MIN_COUNT)
+			continue;
+		pv[nv] = samp[f];
+		lv[nv++] = log(fmax(var[f], 1e-12)) - mshift;
+	}
+	double ta = 1, tj = 0;
+	if (nv >= 5) {
+		double la = 0, lj = -4, step_a = 3.5 / 39, step_j = 6.5 / 39, best = INFINITY;
+		for (int pass = 0; pass < 2; pass++) {
+			double ca0 = pass ? la - step_a : -3, cj0 = pass ? lj - step_j : -7;
+			double sa = pass ? step_a / 10 : step_a, sj = pass ? step_j / 10 : step_j;
+			int na = pass ? 20 : 39, nj = pass ? 20 : 39, edge = 0;
+			for (int ia = pass ? 0 : -1; ia <= na; ia++) {
+				for (int ij = pass ? 0 : -1; ij <= nj; ij++) {
+					double ca = ia < 0 ? 0 : pow(10, ca0 + sa * ia);
+					double cj = ij < 0 ? 0 : pow(10, cj0 + sj * ij);
+					if (ca == 0 && cj == 0)
+						continue;
+					double loss = 0;
+					for (size_t k = 0; k < nv; k++)
+						loss += fabs(lv[k] - log(ca * pv[k] + cj));
+					if (loss < best) {
+						best = loss;
+						ta = ca;
+						tj = cj;
+						edge = ia < 0 || ij < 0;
+					}
+				}
+			}
+			if (edge)
+				break; /* a or j is 0: no finer grid around it */
+			la = log10(ta);
+			lj = log10(tj);
+		}
+	}
+	free(lv);
+	free(pv);
+	return fmin(1, fmax(STATS_MIN_EFFICIENCY, ta));
+}
+
+/* Item f's observed variance of y over the m runs, Poisson's share of it and its mean count
+ * per run (all 0 when it has no samples). */
+static void item_moments(const double *row, size_t m, const double *level, double all,
+                         double *var, double *samp, double *mean_count)
+{
+	double n = 0;
+	for (size_t i = 0; i < m; i++)
+		n += row[i];
+	*var = *samp = *mean_count = 0;
+	if (!(n > 0) || m < 2)
+		return;
+	double sy = 0, syy = 0, sp = 0;
+	for (size_t i = 0; i < m; i++) {
+		double e = n * level[i] / all;
+		double y = log((row[i] + 0.5) / (e + 0.5));
+		sy += y;
+		syy += y * y;
+		sp += 1 / (e + 0.5);
+	}
+	double mean = sy / (double)m;
+	*var = fmax(0, (syy - (double)m * mean * mean) / (double)(m - 1));
+	*samp = sp / (double)m;
+	*mean_count = n / (double)m;
+}
+
+/* The log-likelihood of r[0..n) under Student's t with nu degrees of freedom and scale s
+ * (the normal distribution when nu is infinite). */
+static double t_loglik(const double *r, size_t n, double nu, double s)
+{
+	double ll = -(double)n * log(s);
+	if (isinf(nu)) {
+		for (size_t i = 0; i < n; i++)
+			ll -= 0.5 * (r[i] / s) * (r[i] / s);
+		return ll - (double)n * 0.5 * log(2 * M_PI);
+	}
+	ll += (double)n * (lgamma((nu + 1) / 2) - lgamma(nu / 2) - 0.5 * log(nu * M_PI));
+	for (size_t i = 0; i < n; i++)
+		ll -= (nu + 1) / 2 * log1p((r[i] / s) * (r[i] / s) / nu);
+	return ll;
+}
+
+int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total,
+                   const double *level, const struct stats_noise *nz, double a, double *nu,
+                   double *scale)
+{
+	*nu = INFINITY;
+	*scale = 1;
+	double all = 0;
+	for (size_t i = 0; i < m; i++)
+		all += total[i];
+	if (m < STATS_OWN_MIN_RUNS || !(all > 0))
+		return 0;
+	double *r = xmalloc(st_mult(st_mult(nf ? nf : 1, m), sizeof(*r)));
+	double *y = xmalloc(st_mult(m, sizeof(*y)));
+	size_t n = 0;
+	for (size_t f = 0; f < nf; f++) {
+		const double *row = x + f * m;
+		double var, samp, cnt;
+		item_moments(row, m, level, all, &var, &samp, &cnt);
+		if (cnt < STATS_POOL_MIN_COUNT)
+			continue;
+		double v = a * samp + nz[f].extra, sy = 0;
+		double tot = cnt * (double)m;
+		for (size_t i = 0; i < m; i++)
+			sy += y[i] = log((row[i] + 0.5) / (tot * level[i] / all + 0.5));
+		/* Deviations from the item's own mean are narrower by (m - 1) / m. */
+		double sd = sqrt(v * (double)(m - 1) / (double)m);
+		for (size_t i = 0; i < m; i++)
+			r[n++] = (y[i] - sy / (double)m) / sd;
+	}
+	int fitted = n >= STATS_TAIL_MIN;
+	if (fitted) {
+		static const double grid[] = {1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100};
+		double best = t_loglik(r, n, INFINITY, 1), bs = 1, bnu = INFINITY;
+		for (size_t g = 0; g <= sizeof(grid) / sizeof(grid[0]); g++) {
+			double cnu = g < sizeof(grid) / sizeof(grid[0]) ? grid[g] : INFINITY;
+			for (int k = 0; k <= 60; k++) {
+				double cs = pow(10, -1 + k / 30.0);
+				double ll = t_loglik(r, n, cnu, cs);
+				if (ll > best) {
+					best = ll;
+					bs = cs;
+					bnu = cnu;
+				}
+			}
+		}
+		*nu = bnu;
+		*scale = bs;
+	}
+	free(r);
+	free(y);
+	return fitted;
+}
+
+double stats_sampling_efficiency(const double *x, size_t nf, size_t m, const double *total,
+                                 const double *level)
+{
+	double all = 0;
+	for (size_t i = 0; i < m; i++)
+		all += total[i];
+	if (m < STATS_OWN_MIN_RUNS || !(all > 0))
+		return 1;
+	double *v = xcalloc(nf ? nf : 1, sizeof(*v)), *sp = xcalloc(nf ? nf : 1, sizeof(*sp));
+	double *n = xcalloc(nf ? nf : 1, sizeof(*n));
+	for (size_t f = 0; f < nf; f++)
+		item_moments(x + f * m, m, level, all, &v[f], &sp[f], &n[f]);
+	double a = fit_efficiency(v, sp, n, nf, (double)(m - 1));
+	free(v);
+	free(sp);
+	free(n);
+	return a;
+}
+
+/*
+ * Each run's level by the median: its total count, corrected by the weighted median of the
+ * items' log ratios in that run (weights capped at a tenth), so that one item swinging
+ * several-fold does not move every other item's expected count with it. Items without use
+ * (when use is not NULL) or under STATS_POOL_MIN_COUNT samples a run do not vote.
+ */
+static void median_levels(const double *x, size_t nf, size_t m, const double *total, double all,
+                          const unsigned char *use, double *level)
+{
+	for (size_t i = 0; i < m; i++)
+		level[i] = total[i];
+	if (m < 2 || !(all > 0))
+		return;
+	double *ry = xmalloc(st_mult(nf ? nf : 1, sizeof(*ry)));
+	double *rw = xmalloc(st_mult(nf ? nf : 1, sizeof(*rw)));
+	for (size_t i = 0; i < m; i++) {
+		size_t k = 0;
+		double wsum = 0;
+		for (size_t f = 0; f < nf; f++) {
+			double n = 0;
+			for (size_t j = 0; j < m; j++)
+				n += x[f * m + j];
+			if ((use && !use[f]) || n / (double)m < STATS_POOL_MIN_COUNT)
+				continue;
+			ry[k] = log((x[f * m + i] + 0.5) / (n * total[i] / all + 0.5));
+			rw[k] = n;
+			wsum += n;
+			k++;
+		}
+		for (size_t j = 0; j < k; j++)
+			rw[j] = fmin(rw[j], wsum / 10);
+		double med = k >= 3 ? stats_weighted_median(ry, rw, k) : 0;
+		level[i] = isfinite(med) ? total[i] * exp(med) : total[i];
+		if (!(level[i] > 0))
+			level[i] = total[i];
+	}
+	free(ry);
+	free(rw);
+}
+
+double stats_robust_level(const double *y, const double *v, double *w, size_t n, double *var,
+                          size_t *used)
+{
+	*var = 0;
+	*used = 0;
+	if (n < 3)
+		return NAN;
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += w[i];
+	for (size_t i = 0; i < n; i++)
+		w[i] = fmin(w[i], sum / 10);
+	double ls = stats_weighted_median(y, w, n);
+	for (int iter = 0; iter < 3 && isfinite(ls); iter++) {
+		double su = 0;
+		size_t in = 0;
+		for (size_t i = 0; i < n; i++) {
+			int inlier = fabs(y[i] - ls) <= 3 * sqrt(v[i]);
+			w[i] = inlier ? 1 / v[i] : 0;
+			su += w[i];
+			in += (size_t)inlier;
+		}
+		if (in < 3)
+			break;
+		double num = 0, den = 0, mv = 0, emp = 0;
+		for (size_t i = 0; i < n; i++) {
+			w[i] = fmin(w[i], su / 10);
+			num += w[i] * y[i];
+			den += w[i];
+		}
+		ls = num / den;
+		/* The model's variance, or the items' actual scatter if that is larger (run-to-run
+		 * noise is correlated between a function and its callees). */
+		for (size_t i = 0; i < n; i++) {
+			mv += w[i] * w[i] * v[i];
+			emp += w[i] * w[i] * (y[i] - ls) * (y[i] - ls);
+		}
+		emp *= (double)in / (double)(in - 1);
+		*var = fmax(mv, emp) / (den * den);
+		*used = in;
+	}
+	if (!isfinite(ls) || *used < 3) {
+		*var = 0;
+		*used = 0;
+		return NAN;
+	}
+	return ls;
+}
+
+void stats_run_levels(const double *x, size_t nf, size_t m, const double *total,
+                      const unsigned char *use, double *level)
+{
+	double all = 0;
+	for (size_t i = 0; i < m; i++)
+		all += total[i];
+	median_levels(x, nf, m, total, all, use, level);
+	if (m < 2 || !(all > 0))
+		return;
+	/* Each voting item's mean count and its observed variance around the median levels. */
+	double *mean = xcalloc(nf ? nf : 1, sizeof(*mean)), *ov = xcalloc(nf ? nf : 1, sizeof(*ov));
+	double *y = xmalloc(st_mult(nf ? nf : 1, sizeof(*y)));
+	double *v = xmalloc(st_mult(nf ? nf : 1, sizeof(*v)));
+	double *w = xmalloc(st_mult(nf ? nf : 1, sizeof(*w)));
+	for (size_t f = 0; f < nf; f++) {
+		const double *row = x + f * m;
+		double n = 0, sy = 0, syy = 0;
+		for (size_t i = 0; i < m; i++)
+			n += row[i];
+		mean[f] = n / (double)m;
+		for (size_t i = 0; i < m; i++) {
+			double e = n * level[i] / all;
+			double yy = log((row[i] + 0.5) / (e + 0.5));
+			sy += yy;
+			syy += yy * yy;
+		}
+		double mu = sy / (double)m;
+		ov[f] = fmax((syy - (double)m * mu * mu) / (double)(m - 1), 0);
+	}
+	for (size_t i = 0; i < m; i++) {
+		size_t k = 0;
+		for (size_t f = 0; f < nf; f++) {
+			if ((use && !use[f]) || !(x[f * m + i] > 0) || mean[f] < STATS_POOL_MIN_COUNT)
+				continue;
+			double e = mean[f] * (double)m * total[i] / all;
+			y[k] = log((x[f * m + i] + 0.5) / (e + 0.5));
+			v[k] = fmax(ov[f], 1 / (e + 0.5)) + 1e-9;
+			w[k] = mean[f];
+			k++;
+		}
+		double var;
+		size_t used;
+		double ls = stats_robust_level(y, v, w, k, &var, &used);
+		if (isfinite(ls))
+			level[i] = total[i] * exp(ls);
+	}
+	free(mean);
+	free(ov);
+	free(y);
+	free(v);
+	free(w);
+}
+
 void stats_item_noise(const double *x, size_t nf, size_t m, const double *total, double prior_dof,
                       double default_extra, double floor, struct stats_noise *out, double *pooled)
+{
+	double all = 0;
+	for (size_t i = 0; i < m; i++)
+		all += total[i];
+	double *level = xcalloc(m ? m : 1, sizeof(*level));
+	median_levels(x, nf, m, total, all, NULL, level);
+	stats_item_noise_at(x, nf, m, total, level, 1, prior_dof, default_extra, floor, out, pooled);
+	free(level);
+}
+
+void stats_item_noise_at(const double *x, size_t nf, size_t m, const double *total,
+                         const double *level, double a, double prior_dof, double default_extra,
+                         double floor, struct stats_noise *out, double *pooled)
 {
 	double all = 0;
 	for (size_t i = 0; i < m; i++)
@@ -200,66 +551,20 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 	double *r = xmalloc(st_mult(nf ? nf : 1, sizeof(*r)));
 	double *ovar = xcalloc(nf ? nf : 1, sizeof(*ovar)), *osamp = xcalloc(nf ? nf : 1, sizeof(*osamp));
 	size_t nv = 0;
-	/*
-	 * Each run's level: its total count, corrected by the weighted median of the items' log
-	 * ratios in that run (weights capped at a tenth), so that one item swinging several-fold
-	 * does not move every other item's expected count with it.
-	 */
-	double *level = xcalloc(m ? m : 1, sizeof(*level));
-	if (m >= 2 && all > 0) {
-		double *ry = xmalloc(st_mult(nf ? nf : 1, sizeof(*ry)));
-		double *rw = xmalloc(st_mult(nf ? nf : 1, sizeof(*rw)));
-		for (size_t i = 0; i < m; i++) {
-			size_t k = 0;
-			double wsum = 0;
-			for (size_t f = 0; f < nf; f++) {
-				double n = 0;
-				for (size_t j = 0; j < m; j++)
-					n += x[f * m + j];
-				if (n / (double)m < STATS_POOL_MIN_COUNT)
-					continue;
-				ry[k] = log((x[f * m + i] + 0.5) / (n * total[i] / all + 0.5));
-				rw[k] = n;
-				wsum += n;
-				k++;
-			}
-			for (size_t j = 0; j < k; j++)
-				rw[j] = fmin(rw[j], wsum / 10);
-			double med = k >= 3 ? stats_weighted_median(ry, rw, k) : 0;
-			level[i] = isfinite(med) ? total[i] * exp(med) : total[i];
-			if (!(level[i] > 0))
-				level[i] = total[i];
-		}
-		free(ry);
-		free(rw);
-	}
 	for (size_t f = 0; f < nf; f++) {
 		out[f] = (struct stats_noise){0, prior_dof, 0};
 		if (m < 2 || !(all > 0))
 			continue;
-		const double *row = x + f * m;
-		double n = 0;
-		for (size_t i = 0; i < m; i++)
-			n += row[i];
+		double var, samp, n;
+		item_moments(x + f * m, m, level, all, &var, &samp, &n);
 		if (!(n > 0))
 			continue;
-		double sy = 0, syy = 0, samp = 0;
-		for (size_t i = 0; i < m; i++) {
-			double e = n * level[i] / all;
-			double y = log((row[i] + 0.5) / (e + 0.5));
-			sy += y;
-			syy += y * y;
-			samp += 1 / (e + 0.5);
-		}
-		double mean = sy / (double)m;
-		double var = (syy - (double)m * mean * mean) / (double)(m - 1);
-		if (var < 0)
-			var = 0;
-		samp /= (double)m;
+		/* What sampling explains, at the sampling's measured efficiency. */
+		samp *= a;
 		out[f].raw = var > samp ? var - samp : 0;
 		ovar[f] = var;
 		osamp[f] = samp;
-		if (n / (double)m >= STATS_POOL_MIN_COUNT) {
+		if (n >= STATS_POOL_MIN_COUNT) {
 			vy[nv] = var;
 			vs[nv] = samp;
 			nv++;
@@ -277,7 +582,7 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 		double target = chi2_median_ratio((double)(m - 1));
 		for (size_t k = 0; k < nv; k++)
 			r[k] = vy[k] / vs[k];
-		if (median_of(r, nv) <= target) {
+		if (stats_median(r, nv) <= target) {
 			pool = 0;
 		} else {
 			double lo = 1e-12, hi = 100;
@@ -285,7 +590,7 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 				double mid = sqrt(lo * hi);
 				for (size_t k = 0; k < nv; k++)
 					r[k] = vy[k] / (vs[k] + mid);
-				if (median_of(r, nv) > target)
+				if (stats_median(r, nv) > target)
 					lo = mid;
 				else
 					hi = mid;
@@ -298,11 +603,7 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 	double d = m >= 2 ? (double)(m - 1) : 0;
 	/* var / (samp + pool) is chi-squared(d) / d for an item like the others: its 99.9th
 	 * percentile (Wilson-Hilferty) is where an item stops being one of the crowd. */
-	double own = INFINITY;
-	if (d > 0) {
-		double a = 2 / (9 * d), q = 1 - a + 3.09 * sqrt(a);
-		own = q * q * q;
-	}
+	double own = d > 0 ? chi2_q999_ratio(d) : INFINITY;
 	for (size_t f = 0; f < nf; f++) {
 		double e = (prior_dof * pool + d * out[f].raw) / (prior_dof + d);
 		/* Spreads differ a hundredfold between items: one whose spread the pool cannot
@@ -317,21 +618,30 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 	free(r);
 	free(ovar);
 	free(osamp);
-	free(level);
 	if (pooled)
 		*pooled = pool;
 }
 
-double stats_log_ratio_test(double h, double b, double c, double extra, double dof)
+double stats_log_ratio_stat(double h, double b, double c, double a, double extra, double dof,
+                            double *t, double *eff)
 {
+	*t = 0;
+	*eff = INFINITY;
 	if (!(h + b > 0) || !(c > 0))
 		return 1.0;
 	double z = log((h + 0.5) / (c * (b + 0.5)));
 	if (!(extra > 0))
 		extra = 0;
-	double v = 1 / (h + 0.5) + 1 / (b + 0.5) + extra;
+	double v = a * (1 / (h + 0.5) + 1 / (b + 0.5)) + extra;
 	/* Sampling variance is known; only extra is estimated (on dof degrees of freedom):
 	 * Welch-Satterthwaite's effective degrees of freedom of the sum. */
-	double eff = extra > 0 ? dof * (v / extra) * (v / extra) : INFINITY;
-	return stats_t_sf2(z / sqrt(v), eff);
+	*eff = extra > 0 ? dof * (v / extra) * (v / extra) : INFINITY;
+	*t = z / sqrt(v);
+	return stats_t_sf2(*t, *eff);
+}
+
+double stats_log_ratio_test(double h, double b, double c, double extra, double dof)
+{
+	double t, eff;
+	return stats_log_ratio_stat(h, b, c, 1, extra, dof, &t, &eff);
 }

@@ -63,6 +63,21 @@ struct stats_noise {
 };
 
 #define STATS_PRIOR_DOF 8.0
+/*
+ * Sampling on a CPU-time clock is not Poisson: the timer ticks evenly through a function that
+ * runs for a steady time, so a steady loop's count varies several times less than Poisson's
+ * sqrt(n) says, and a model that adds Poisson's variance buries slowdowns of 10-20 % under noise
+ * that is not there. The sampling efficiency a is the share of Poisson's variance that sampling
+ * really adds, measured from at least STATS_OWN_MIN_RUNS history runs: the trend
+ * log V = log(a P + j) of the items' observed variances V against Poisson's P, fitted over the
+ * items holding STATS_POOL_MIN_COUNT samples a run by least absolute deviations (a few
+ * memory-bound items do not move it). 1 for Poisson sampling (and with fewer runs); never below
+ * STATS_MIN_EFFICIENCY. Every item's spread is then what a P does not explain, and every test
+ * takes a times the sampling variance. ciprof report uses a < 1 only where the history's tails
+ * can be fitted too (stats_tail_fit).
+ */
+#define STATS_OWN_MIN_RUNS 5
+#define STATS_MIN_EFFICIENCY 0.05
 /* Items with fewer samples per history run than this do not vote for the pooled value. */
 #define STATS_POOL_MIN_COUNT 20.0
 
@@ -76,6 +91,35 @@ struct stats_noise {
  */
 void stats_item_noise(const double *x, size_t nf, size_t m, const double *total, double prior_dof,
                       double default_extra, double floor, struct stats_noise *out, double *pooled);
+/* The same with each run's level given (stats_run_levels) instead of the median-based one,
+ * and sampling at efficiency a (stats_sampling_efficiency; 1: Poisson): the Poisson share of
+ * each item's variance is taken times a. */
+void stats_item_noise_at(const double *x, size_t nf, size_t m, const double *total,
+                         const double *level, double a, double prior_dof, double default_extra,
+                         double floor, struct stats_noise *out, double *pooled);
+
+/*
+ * How heavy the tails of the history's deviations are. Run-to-run noise is not normal: a
+ * loaded machine moves a memory-bound function's time by 20-50 % in one run in twenty while its
+ * other runs agree within 3 %, and a variance learned from ten runs cannot say how often. The
+ * items' deviations in every history run (those holding STATS_POOL_MIN_COUNT samples a run),
+ * each divided by its modelled spread (noise, plus a times Poisson's sampling variance), are
+ * pooled (at least STATS_TAIL_MIN of them) and Student's t is fitted to them by maximum
+ * likelihood on a grid: *nu its degrees of freedom (infinite: normal) and *scale its scale.
+ * A head's t statistic is then judged as t / scale on min(nu, its own degrees of freedom):
+ * a quiet machine's history keeps the normal tail (and its power), a noisy one's makes one
+ * wild run in twenty no longer a ten-sigma event.
+ */
+#define STATS_TAIL_MIN 40
+/* Returns 1 when fitted, 0 (normal: *nu infinite, *scale 1) with fewer runs or deviations. */
+int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total,
+                   const double *level, const struct stats_noise *nz, double a, double *nu,
+                   double *scale);
+
+/* The sampling efficiency a (above) of history x (as for stats_item_noise) at the runs'
+ * levels; 1 with fewer than STATS_OWN_MIN_RUNS runs or 5 items to fit it on. */
+double stats_sampling_efficiency(const double *x, size_t nf, size_t m, const double *total,
+                                 const double *level);
 
 /*
  * Two-sided p-value for "head count h and base count b come from rates in the ratio c", on the
@@ -88,5 +132,39 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
  * plus the suite-wide factor's own variance. h = b = 0 gives 1; c must be > 0.
  */
 double stats_log_ratio_test(double h, double b, double c, double extra, double dof);
+
+/* The same with sampling at efficiency a (its variance a (1/(h + 1/2) + 1/(b + 1/2))), also
+ * giving the statistic *t and its Welch-Satterthwaite degrees of freedom *eff, from which a
+ * deflated p-value is stats_t_sf2(*t / sqrt(lambda), *eff). */
+double stats_log_ratio_stat(double h, double b, double c, double a, double extra, double dof,
+                            double *t, double *eff);
+
+/*
+ * The suite-wide log factor of one run against an expectation, from the items' log ratios
+ * y[0..n), their variances v and weights w (their counts; overwritten): start from the
+ * weighted median (each weight capped at a tenth of the sum, so no item decides), keep the
+ * items within 3 standard deviations of it, and average those weighted by precision (again
+ * capped), three times. *var is its variance: the model's, or the inliers' actual scatter if
+ * that is larger; *used the inliers. Returns nan (and *used = 0) with fewer than 3 items.
+ * ciprof report's scale factor for the head and each history run's level are this one
+ * estimator, so that an item's spread is learned in the terms it is judged in.
+ */
+double stats_robust_level(const double *y, const double *v, double *w, size_t n, double *var,
+                          size_t *used);
+
+/*
+ * Each history run's level (its expected count per unit of an item's mean share): run i's
+ * total times exp(stats_robust_level) over the items with use[f] set, whose log ratios are
+ * taken against their mean share of the history, with variances from a first, median-based
+ * pass. x[f * m + i] as for stats_item_noise. With m < 2, level = total.
+ */
+void stats_run_levels(const double *x, size_t nf, size_t m, const double *total,
+                      const unsigned char *use, double *level);
+
+/* The median of x[0..n) (sorts x); nan when n is 0. */
+double stats_median(double *x, size_t n);
+
+/* The z with P(|Z| >= z) = p for a standard normal Z (two-sided), 0 < p <= 1. */
+double stats_normal_quantile2(double p);
 
 #endif

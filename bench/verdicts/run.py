@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """bench/verdicts: how often `ciprof report` cries wolf, and how often it finds what is there.
 
-    bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--trials-scale F]
-                          [--scale F] [--keep DIR] [--json FILE]
+    bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K]
+                          [--trials-scale F] [--scale F] [--keep DIR] [--json FILE]
 
 Builds the workload (bench/verdicts/workload: 20 functions, 8 CTest tests, threads, a forked
 child, an exec'd helper) in a fresh git repository, then does what CI accumulates: N commits
-on main, each profiled once with `ciprof run -- ctest -j2` (the base branch's history). On a
+on main, each profiled once with `ciprof run -- ctest -j2` (the base branch's history; a CPU hog
+runs on the other core during every 4th, as CI's shared runners have noisy neighbours). On a
 PR branch it profiles heads: identical code (A/A), identical code with a CPU hog on the other
 core during the head run (a noisy neighbour), one function made X % slower (a steady 5 %
 function, crc32_loop, and a steady 20 % one, horner_poly), one test made 10 % slower
@@ -130,12 +131,16 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ciprof", default=os.path.join(os.environ.get("CIPROF_BUILD", os.path.join(SRC, "build")), "ciprof"))
     ap.add_argument("--history", type=int, help="base-branch runs (default 10, --quick 5)")
+    ap.add_argument("--history-hog", type=int, default=None, metavar="K",
+                    help="a CPU hog during every K-th history run, as on shared CI runners "
+                         "(default 4; --quick and 0: none)")
     ap.add_argument("--trials-scale", type=float, default=1.0, help="more or fewer heads")
     ap.add_argument("--scale", type=float, help="workload size (default 1, --quick 0.3)")
     ap.add_argument("--keep", help="build the repository here and keep it")
     ap.add_argument("--json", help="write every comparison's outcome to this file")
     a = ap.parse_args()
     history = a.history or (5 if a.quick else 10)
+    hog_every = a.history_hog if a.history_hog is not None else (0 if a.quick else 4)
     scale = a.scale or (0.3 if a.quick else 1.0)
     ciprof = os.path.abspath(a.ciprof)
     if not os.access(ciprof, os.X_OK):
@@ -156,10 +161,12 @@ def main():
 
     t_start = time.monotonic()
     run_seconds = []
-    print(f"history: {history} runs of main, one per commit (VB_SCALE={scale})", flush=True)
+    print(f"history: {history} runs of main, one per commit (VB_SCALE={scale})"
+          + (f", a CPU hog during every {hog_every}th" if hog_every else ""), flush=True)
     for i in range(history):
         sh(["git", "commit", "-q", "--allow-empty", "-m", f"main {i + 1}"], repo)
-        run_seconds.append(profile(ciprof, repo, {}, scale))
+        run_seconds.append(profile(ciprof, repo, {}, scale,
+                                   hog=bool(hog_every) and i % hog_every == hog_every - 1))
     sh(["git", "checkout", "-q", "-b", "pr"], repo)
     sh(["git", "commit", "-q", "--allow-empty", "-m", "pr"], repo)
 

@@ -243,13 +243,41 @@ static void test_intern_name(void **state)
 	profile_free(p);
 }
 
+/* Runs merged at one rate keep that rate's period: the computed CPU per sample would be off by
+ * the unsampled time (a 3 % error in every base's seconds and expected counts). */
+static void test_stats_period(void **state)
+{
+	(void)state;
+	struct profile_stats a = {.samples = 2700, .cpu_seconds = 2.8, .unsampled_seconds = 0.097,
+	                          .hz = 999},
+	                     b = a, m = {0};
+	profile_stats_add(&m, &a);
+	profile_stats_add(&m, &b);
+	profile_stats_finish(&m);
+	assert_int_equal(m.period_ns, 1001001);
+	/* Unsampled time not carried (a store's summed rows): still the rate's period. */
+	m = (struct profile_stats){0};
+	a.unsampled_seconds = 0;
+	profile_stats_add(&m, &a);
+	profile_stats_finish(&m);
+	assert_int_equal(m.period_ns, 1001001);
+	/* Rates mixed (99 and 999 Hz): the CPU per sample, computed. */
+	m = (struct profile_stats){0};
+	struct profile_stats slow = {.samples = 99, .cpu_seconds = 1.0, .hz = 99};
+	struct profile_stats fast = {.samples = 999, .cpu_seconds = 1.0, .hz = 999};
+	profile_stats_add(&m, &slow);
+	profile_stats_add(&m, &fast);
+	profile_stats_finish(&m);
+	assert_int_equal(m.period_ns, (uint64_t)(2e9 / 1098 + 0.5));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_intern_and_trie), cmocka_unit_test(test_functions_self_total),
 	        cmocka_unit_test(test_folded_output),   cmocka_unit_test(test_folded_errors),
 	        cmocka_unit_test(test_merge),           cmocka_unit_test(test_build_ids),
-	        cmocka_unit_test(test_intern_name),
+	        cmocka_unit_test(test_intern_name),     cmocka_unit_test(test_stats_period),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

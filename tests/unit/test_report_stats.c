@@ -778,6 +778,190 @@ static void test_memory_bound_swings_not_flagged(void **state)
 	assert_true(found >= seeds / 2 * 9 / 10);
 }
 
+/* One comparison the way CI makes it: m history runs of the base branch (the newest nb of
+ * them the baseline) and a head, each drawn from its truth. */
+struct hist_outcome {
+	struct outcome o;
+	double efficiency, head_spread;
+};
+
+static struct hist_outcome judge_hist(const struct synth *base_truth,
+                                      const struct synth *head_truth, uint64_t seed, size_t m,
+                                      size_t nb, int planted)
+{
+	struct rng r = {seed * 2654435761u + 17};
+	struct profile *hist[16];
+	for (size_t i = 0; i < m; i++)
+		hist[i] = synth_run(base_truth, &r, 1.0);
+	struct profile *head = synth_run(head_truth, &r, 1.0), *merged = profile_new();
+	for (size_t i = 0; i < nb; i++) {
+		profile_merge(merged, hist[i]);
+		profile_stats_add(&merged->stats, &hist[i]->stats);
+	}
+	profile_stats_finish(&merged->stats);
+	struct report_options opt;
+	report_options_init(&opt);
+	struct report_diff *d;
+	report_diff_new(&d, merged, nb, hist, m, head, &opt);
+	struct hist_outcome out = {.efficiency = d->efficiency, .head_spread = d->head_spread};
+	char want[16];
+	snprintf(want, sizeof(want), "f_%02d", planted);
+	for (size_t i = 0; i < d->nitems; i++) {
+		const struct report_item *it = &d->items[i];
+		if (!it->cmp.significant)
+			continue;
+		out.o.flagged++;
+		if (planted >= 0 && it->measure == REPORT_SELF && !strcmp(it->name, want) &&
+		    it->cmp.kind == REPORT_REGRESSION)
+			out.o.planted_self = 1;
+		else if (it->measure != REPORT_TEST)
+			out.o.other_funcs++;
+	}
+	report_diff_free(d);
+	for (size_t i = 0; i < m; i++)
+		profile_free(hist[i]);
+	profile_free(head);
+	profile_free(merged);
+	return out;
+}
+
+static void test_sampling_efficiency(void **state)
+{
+	(void)state;
+	/* 30 items over 10 runs whose counts vary a tenth as much as Poisson's (a CPU-time clock
+	 * through steady code) plus a 1 % spread of their own; then true Poisson counts. */
+	enum { NF = 30, M = 10 };
+	struct rng r = {99};
+	double x[NF * M], tot[M], level[M];
+	for (int pass = 0; pass < 2; pass++) {
+		double e = pass ? 1 : 0.1;
+		for (int i = 0; i < M; i++)
+			tot[i] = 0;
+		for (int f = 0; f < NF; f++)
+			for (int i = 0; i < M; i++) {
+				double mu = 3000.0 / (f + 3) * exp(0.01 * rng_normal(&r));
+				tot[i] += x[f * M + i] = (double)rng_count(&r, mu, e);
+			}
+		stats_run_levels(x, NF, M, tot, NULL, level);
+		double a = stats_sampling_efficiency(x, NF, M, tot, level);
+		print_message("sampling efficiency: true %.2g, fitted %.3f\n", e, a);
+		if (pass)
+			assert_true(a > 0.6 && a <= 1);
+		else
+			assert_true(a > 0.05 && a < 0.25);
+		/* Too few runs to measure it: Poisson is assumed. */
+		assert_true(stats_sampling_efficiency(x, NF, STATS_OWN_MIN_RUNS - 1, tot, level) == 1);
+	}
+}
+
+static void test_subpoisson_power(void **state)
+{
+	(void)state;
+	/* ciprof's real samples: a 3-second suite at 999 Hz whose counts vary a tenth as much as
+	 * Poisson's, 2 % run-to-run spread, 10 history runs, 5 of them the baseline. A +30 %
+	 * slowdown of the 5 % function (about 150 samples a run) is found: under the Poisson model
+	 * (efficiency 1) its sampling error alone is 8 % a run and it is not. +20 % is found in
+	 * about two thirds of the seeds. Identical code flags nothing. */
+	struct synth s;
+	synth_init(&s, 3, 999);
+	s.jitter = 0.02;
+	s.efficiency = 0.1;
+	int f = synth_func_near(&s, 0.05);
+	size_t found[2] = {0, 0}, others = 0, aa = 0, seeds = 100;
+	double amean = 0;
+	for (int k = 0; k < 2; k++) {
+		struct synth h = s;
+		h.factor[f] = k ? 1.2 : 1.3;
+		for (uint64_t seed = 1; seed <= seeds; seed++) {
+			struct hist_outcome o = judge_hist(&s, &h, seed + 100 * (uint64_t)k, 10, 5, f);
+			found[k] += (size_t)o.o.planted_self;
+			others += o.o.other_funcs > 0;
+			amean += o.efficiency / (double)seeds / 2;
+		}
+	}
+	for (uint64_t seed = 1; seed <= seeds; seed++)
+		aa += judge_hist(&s, &s, seed + 7777, 10, 5, -1).o.flagged > 0;
+	print_message("sub-Poisson sampling (0.1), 3 s at 999 Hz, a %.1f %% function: +30 %% found "
+	              "in %zu of %zu, +20 %% in %zu (others flagged in %zu); A/A flagged in %zu; "
+	              "mean efficiency %.3f\n",
+	              100 * s.weight[f], found[0], seeds, found[1], others, aa, amean);
+	assert_true(found[0] >= 90);
+	assert_true(found[1] >= 50);
+	assert_true(others <= 3);
+	assert_true(aa <= 2);
+}
+
+static void test_noisy_head_deflated(void **state)
+{
+	(void)state;
+	/* A head run noisier than its history (a neighbour on the other core: every function's
+	 * own spread 8 % instead of 2 %): a spread is added to every test (head_spread > 0) and
+	 * nothing is flagged in almost every seed. */
+	struct synth s;
+	synth_init(&s, 10, 999);
+	s.jitter = 0.02;
+	s.efficiency = 0.1;
+	struct synth noisy = s;
+	noisy.jitter = 0.08;
+	size_t flagged = 0, deflated = 0, seeds = 100;
+	for (uint64_t seed = 1; seed <= seeds; seed++) {
+		struct hist_outcome o = judge_hist(&s, &noisy, seed + 31337, 10, 5, -1);
+		flagged += o.o.flagged > 0;
+		deflated += o.head_spread > 0;
+	}
+	print_message("noisy head (8 %% vs 2 %%): deflated in %zu of %zu, flagged something in "
+	              "%zu\n",
+	              deflated, seeds, flagged);
+	assert_true(deflated >= 80);
+	assert_true(flagged <= 5);
+}
+
+static void test_tail_fit(void **state)
+{
+	(void)state;
+	/* 30 items over 10 runs, 2 % spread each: normal deviations keep a light tail; the same
+	 * with one run in twenty of an item 40 % slower (a loaded machine) fits a heavy one. */
+	enum { NF = 30, M = 10 };
+	struct rng r = {4242};
+	double x[NF * M], tot[M], level[M], nu[2], scale[2];
+	struct stats_noise nz[NF];
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < M; i++)
+			tot[i] = 0;
+		for (int f = 0; f < NF; f++)
+			for (int i = 0; i < M; i++) {
+				double mu = 20000.0 / (f + 3) * exp(0.02 * rng_normal(&r));
+				if (pass && rng_uniform(&r) < 0.05)
+					mu *= 1.4;
+				tot[i] += x[f * M + i] = (double)rng_count(&r, mu, 0.1);
+			}
+		stats_run_levels(x, NF, M, tot, NULL, level);
+		double a = stats_sampling_efficiency(x, NF, M, tot, level);
+		stats_item_noise_at(x, NF, M, tot, level, a, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, NULL);
+		assert_int_equal(stats_tail_fit(x, NF, M, tot, level, nz, a, &nu[pass], &scale[pass]),
+		                 1);
+		/* Too few runs: not fitted, normal. */
+		double n2, s2;
+		assert_int_equal(stats_tail_fit(x, NF, 4, tot, level, nz, a, &n2, &s2), 0);
+		assert_true(isinf(n2) && s2 == 1);
+	}
+	print_message("tail fit: normal deviations nu %.3g scale %.2f; one run in twenty 40 %% "
+	              "slower: nu %.3g scale %.2f\n",
+	              nu[0], scale[0], nu[1], scale[1]);
+	assert_true(nu[0] >= 15);
+	assert_true(nu[1] <= 5);
+}
+
+static void test_normal_quantile2(void **state)
+{
+	(void)state;
+	assert_true(fabs(stats_normal_quantile2(0.05) - 1.959964) < 1e-5);
+	assert_true(fabs(stats_normal_quantile2(0.5) - 0.674490) < 1e-5);
+	assert_true(fabs(stats_normal_quantile2(1e-10) - 6.466951) < 1e-4);
+	assert_true(stats_normal_quantile2(1) == 0);
+	assert_true(isinf(stats_normal_quantile2(0)));
+}
+
 static void test_empty_profiles(void **state)
 {
 	(void)state;
@@ -821,6 +1005,11 @@ int main(void)
 	        cmocka_unit_test(test_attribution_change_not_judged),
 	        cmocka_unit_test(test_memory_bound_swings_not_flagged),
 	        cmocka_unit_test(test_empty_profiles),
+	        cmocka_unit_test(test_sampling_efficiency),
+	        cmocka_unit_test(test_subpoisson_power),
+	        cmocka_unit_test(test_noisy_head_deflated),
+	        cmocka_unit_test(test_normal_quantile2),
+	        cmocka_unit_test(test_tail_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

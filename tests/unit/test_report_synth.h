@@ -72,7 +72,19 @@ struct synth {
 	double seconds; /* CPU seconds of the suite with all factors 1 */
 	double jitter;  /* run-to-run CV of each function's time (lognormal) */
 	double fjitter[SYN_NFUNCS]; /* a function's own extra log-scale spread (0: none) */
+	double efficiency; /* sampling's variance as a share of Poisson's (0 or 1: Poisson; a
+	                      CPU-time clock through steady code: far less) */
 };
+
+/* A count with mean lambda sampled at efficiency e: Poisson when e is 0 or 1, else rounded
+ * normal with variance e * lambda (a timer ticking evenly through steady code). */
+static uint64_t rng_count(struct rng *r, double lambda, double e)
+{
+	if (!(e > 0) || e >= 1)
+		return rng_poisson(r, lambda);
+	double x = floor(lambda + sqrt(e * lambda) * rng_normal(r) + 0.5);
+	return x < 0 ? 0 : (uint64_t)x;
+}
 
 static const char *const syn_tests[SYN_NTESTS] = {"test_alpha", "test_bravo", "test_charlie",
                                                   "test_delta", "test_echo"};
@@ -91,6 +103,7 @@ static void synth_init(struct synth *s, double seconds, double hz)
 	s->hz = hz;
 	s->seconds = seconds;
 	s->jitter = 0;
+	s->efficiency = 0;
 }
 
 /* The index of the function holding closest to `share` of the samples. */
@@ -136,15 +149,15 @@ static struct profile *synth_run(const struct synth *s, struct rng *r, double sc
 		if (i % 3 == 0) {
 			snprintf(name, sizeof(name), "helper_%02d", i);
 			uint32_t hn = profile_node(p, fn, syn_frame(p, name, 0));
-			uint64_t c1 = rng_poisson(r, lambda * 0.6),
-			         c2 = rng_poisson(r, lambda * 0.4);
+			uint64_t c1 = rng_count(r, lambda * 0.6, s->efficiency),
+			         c2 = rng_count(r, lambda * 0.4, s->efficiency);
 			if (c1)
 				profile_add(p, tid, fn, c1);
 			if (c2)
 				profile_add(p, tid, hn, c2);
 			n += c1 + c2;
 		} else {
-			uint64_t c = rng_poisson(r, lambda);
+			uint64_t c = rng_count(r, lambda, s->efficiency);
 			if (c)
 				profile_add(p, tid, fn, c);
 			n += c;
