@@ -76,7 +76,7 @@ struct stats_noise {
  * takes a times the sampling variance. ciprof report uses a < 1 only where the history's tails
  * can be fitted too (stats_tail_fit).
  */
-#define STATS_OWN_MIN_RUNS 5
+#define STATS_OWN_MIN_RUNS 8
 #define STATS_MIN_EFFICIENCY 0.05
 /* Items with fewer samples per history run than this do not vote for the pooled value. */
 #define STATS_POOL_MIN_COUNT 20.0

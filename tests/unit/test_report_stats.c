@@ -942,7 +942,7 @@ static void test_tail_fit(void **state)
 		                 1);
 		/* Too few runs: not fitted, normal. */
 		double n2, s2;
-		assert_int_equal(stats_tail_fit(x, NF, 4, tot, level, nz, a, &n2, &s2), 0);
+		assert_int_equal(stats_tail_fit(x, NF, STATS_OWN_MIN_RUNS - 1, tot, level, nz, a, &n2, &s2), 0);
 		assert_true(isinf(n2) && s2 == 1);
 	}
 	print_message("tail fit: normal deviations nu %.3g scale %.2f; one run in twenty 40 %% "
