@@ -19,7 +19,8 @@ power (the planted item flagged as a regression), comparisons that flagged an un
 function's self time, and wall time. Then how often the memory-bound pointer_chase was
 flagged over all comparisons. --quick is small enough for CI (the integration test
 test_verdicts_bench runs it) and exits 1 when its checks fail: no A/A comparison fails the
-build, the +50 % planted 20 % function is found.
+build, a 20 % function made twice as slow is found (a check of the whole pipeline under a loaded
+CI machine, not of power: the full run measures that).
 
 The environment of CI providers (GITHUB_*, GITLAB_*, CI_*) is removed so that the base branch
 is the repository's own main. The rates depend on the machine: the numbers quoted in
@@ -50,7 +51,7 @@ def scenarios(quick, k):
     if quick:
         return [
             ("A/A", {}, None, "aa", False, 2),
-            ("+50 % on a 20 % function", {"VB_SLOW_FUNC": FUNC20, "VB_SLOW_PCT": "50"},
+            ("+100 % on a 20 % function", {"VB_SLOW_FUNC": FUNC20, "VB_SLOW_PCT": "100"},
              ("self", FUNC20), "func", False, 1),
         ]
     s = [("A/A", {}, None, "aa", False, n(20)),
@@ -130,18 +131,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ciprof", default=os.path.join(os.environ.get("CIPROF_BUILD", os.path.join(SRC, "build")), "ciprof"))
-    ap.add_argument("--history", type=int, help="base-branch runs (default 10, --quick 5)")
+    ap.add_argument("--history", type=int, help="base-branch runs (default 10)")
     ap.add_argument("--history-hog", type=int, default=None, metavar="K",
                     help="a CPU hog during every K-th history run, as on shared CI runners "
                          "(default 4; --quick and 0: none)")
     ap.add_argument("--trials-scale", type=float, default=1.0, help="more or fewer heads")
-    ap.add_argument("--scale", type=float, help="workload size (default 1, --quick 0.3)")
+    ap.add_argument("--scale", type=float, help="workload size (default 1)")
     ap.add_argument("--keep", help="build the repository here and keep it")
     ap.add_argument("--json", help="write every comparison's outcome to this file")
     a = ap.parse_args()
-    history = a.history or (5 if a.quick else 10)
+    history = a.history or 10
     hog_every = a.history_hog if a.history_hog is not None else (0 if a.quick else 4)
-    scale = a.scale or (0.3 if a.quick else 1.0)
+    scale = a.scale or 1.0
     ciprof = os.path.abspath(a.ciprof)
     if not os.access(ciprof, os.X_OK):
         sys.exit(f"run.py: no ciprof at {ciprof} (build first, or --ciprof PATH)")
@@ -245,7 +246,7 @@ def main():
             bad.append("an A/A comparison failed the build")
         planted = [st for _, kind, st in rows if kind == "func"]
         if sum(s["found"] for s in planted) < sum(s["n"] for s in planted):
-            bad.append("the planted +50 % slowdown was not found")
+            bad.append("the planted +100 % slowdown was not found")
         for b in bad:
             print(f"run.py: check failed: {b}", file=sys.stderr)
         return 1 if bad else 0
