@@ -58,8 +58,13 @@ python3 - "$TMP/tmarks.shares" <<'PY' || check_failed "thread marks: $(tr '\n' '
 import sys
 s = dict(l.rsplit(" ", 1) for l in open(sys.argv[1]).read().splitlines())
 a, b = float(s.get("threaded", 0)), float(s.get("main_thread", 0))
-print(f"    threaded {a}%, main_thread {b}% (expected about 67 and 33 of ~all)")
-sys.exit(0 if a > 45 and b > 20 and a > b else 1)
+# The marks' job is the split between the two threads (0.4 s and 0.2 s of CPU: 2 to 1). The
+# rest is python's start-up and the time no sample saw, which is the process's, not a test's:
+# on a loaded machine it was a third of the run (threaded 43.9 %, main_thread 23.0 %).
+split = a / (a + b) if a + b > 0 else 0
+print(f"    threaded {a}%, main_thread {b}%: threaded holds {100 * split:.0f} % of the marked "
+      f"time (expected about 67), the marks {a + b:.0f} % of the run")
+sys.exit(0 if 0.55 < split < 0.8 and a + b > 50 else 1)
 PY
 
 # --- the framework attribution tests, under the fallback ------------------------------------
