@@ -489,7 +489,7 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 	 * without a check of its tails is the one that cries wolf. */
 	double a = same_rate(d, runs, m) ? stats_sampling_efficiency(xs, nf, m, tot, level) : 1;
 	for (;;) {
-		stats_item_noise_at(xs, nf, m, tot, level, a, STATS_PRIOR_DOF,
+		stats_item_noise(xs, nf, m, tot, level, a, STATS_PRIOR_DOF,
 		                    REPORT_MIN_EXTRA_VARIANCE, floor, nm->self, &d->extra_variance);
 		if (stats_tail_fit(xs, nf, m, tot, level, nm->self, a, &d->tail_dof,
 		                   &d->tail_scale) ||
@@ -498,9 +498,9 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 		a = 1;
 	}
 	d->efficiency = a;
-	stats_item_noise_at(xt, ns, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
+	stats_item_noise(xt, ns, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
 	                    floor, nm->test, NULL);
-	stats_item_noise_at(xT, nf, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
+	stats_item_noise(xT, nf, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
 	                    floor, nm->total, NULL);
 	free(code);
 	free(level);

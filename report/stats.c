@@ -526,21 +526,9 @@ void stats_run_levels(const double *x, size_t nf, size_t m, const double *total,
 	free(w);
 }
 
-void stats_item_noise(const double *x, size_t nf, size_t m, const double *total, double prior_dof,
-                      double default_extra, double floor, struct stats_noise *out, double *pooled)
-{
-	double all = 0;
-	for (size_t i = 0; i < m; i++)
-		all += total[i];
-	double *level = xcalloc(m ? m : 1, sizeof(*level));
-	median_levels(x, nf, m, total, all, NULL, level);
-	stats_item_noise_at(x, nf, m, total, level, 1, prior_dof, default_extra, floor, out, pooled);
-	free(level);
-}
-
-void stats_item_noise_at(const double *x, size_t nf, size_t m, const double *total,
-                         const double *level, double a, double prior_dof, double default_extra,
-                         double floor, struct stats_noise *out, double *pooled)
+void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
+                      const double *level, double a, double prior_dof, double default_extra,
+                      double floor, struct stats_noise *out, double *pooled)
 {
 	double all = 0;
 	for (size_t i = 0; i < m; i++)
@@ -640,8 +628,3 @@ double stats_log_ratio_stat(double h, double b, double c, double a, double extra
 	return stats_t_sf2(*t, *eff);
 }
 
-double stats_log_ratio_test(double h, double b, double c, double extra, double dof)
-{
-	double t, eff;
-	return stats_log_ratio_stat(h, b, c, 1, extra, dof, &t, &eff);
-}

@@ -54,7 +54,7 @@ double stats_t_sf2(double t, double dof);
  * The variance is the plain one, not a robust scale (MAD): an item that swings rarely but
  * far must carry that in its spread, or its next swing is a false alarm. Heavy tails and the
  * uncertainty of a spread seen in few runs are met by judging with Student's t on dof degrees
- * of freedom (stats_log_ratio_test).
+ * of freedom (stats_log_ratio_stat).
  */
 struct stats_noise {
 	double extra; /* variance of log(count) per run beyond Poisson sampling */
@@ -87,16 +87,13 @@ struct stats_noise {
  * STATS_POOL_MIN_COUNT samples per run: the median of their var(y) / (sampling + p) is put at
  * the median of chi-squared(m - 1) / (m - 1) (default_extra when no item votes, or m < 2; at
  * least floor); it is stored in *pooled when not NULL. With m < 2 every item gets the pooled value
- * and dof = prior_dof.
+ * and dof = prior_dof. level[i] is run i's level (stats_run_levels) and a the sampling
+ * efficiency (stats_sampling_efficiency; 1: Poisson): the Poisson share of each item's
+ * variance is taken times a.
  */
-void stats_item_noise(const double *x, size_t nf, size_t m, const double *total, double prior_dof,
-                      double default_extra, double floor, struct stats_noise *out, double *pooled);
-/* The same with each run's level given (stats_run_levels) instead of the median-based one,
- * and sampling at efficiency a (stats_sampling_efficiency; 1: Poisson): the Poisson share of
- * each item's variance is taken times a. */
-void stats_item_noise_at(const double *x, size_t nf, size_t m, const double *total,
-                         const double *level, double a, double prior_dof, double default_extra,
-                         double floor, struct stats_noise *out, double *pooled);
+void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
+                      const double *level, double a, double prior_dof, double default_extra,
+                      double floor, struct stats_noise *out, double *pooled);
 
 /*
  * How heavy the tails of the history's deviations are. Run-to-run noise is not normal: a
@@ -123,7 +120,7 @@ double stats_sampling_efficiency(const double *x, size_t nf, size_t m, const dou
 
 /*
  * Two-sided p-value for "head count h and base count b come from rates in the ratio c", on the
- * log scale: z = log((h + 1/2) / (c (b + 1/2))) over sqrt(1/(h + 1/2) + 1/(b + 1/2) + extra),
+ * log scale: z = log((h + 1/2) / (c (b + 1/2))) over sqrt(a (1/(h + 1/2) + 1/(b + 1/2)) + extra),
  * judged with Student's t. extra, estimated on dof degrees of freedom, is the uncertain part
  * (sampling variance is known), so the t has Welch-Satterthwaite's effective degrees of
  * freedom dof * (total variance / extra)^2: many where sampling dominates, few where the
@@ -131,11 +128,10 @@ double stats_sampling_efficiency(const double *x, size_t nf, size_t m, const dou
  * sampling: the item's spread for the head run plus for the base (divided by the base runs),
  * plus the suite-wide factor's own variance. h = b = 0 gives 1; c must be > 0.
  */
-double stats_log_ratio_test(double h, double b, double c, double extra, double dof);
 
-/* The same with sampling at efficiency a (its variance a (1/(h + 1/2) + 1/(b + 1/2))), also
- * giving the statistic *t and its Welch-Satterthwaite degrees of freedom *eff, from which a
- * deflated p-value is stats_t_sf2(*t / sqrt(lambda), *eff). */
+/* Sampling at efficiency a takes a times that sampling variance (a = 1: Poisson). Also gives
+ * the statistic *t and its degrees of freedom *eff, from which a widened p-value is computed
+ * again (report/diff.c). */
 double stats_log_ratio_stat(double h, double b, double c, double a, double extra, double dof,
                             double *t, double *eff);
 

@@ -114,6 +114,24 @@ static void test_t_sf2(void **state)
 	assert_true(stats_t_sf2(5, 4) > 0.005 && stats_t_sf2(5, 4) < 0.01);
 }
 
+/* The noise model at the runs' levels with Poisson sampling (a = 1), and the log-ratio test
+ * with Poisson sampling: what the model does without a measured efficiency. */
+static void noise_median(const double *x, size_t nf, size_t m, const double *tot,
+                         double prior_dof, double dflt, double floor, struct stats_noise *out,
+                         double *pooled)
+{
+	double level[64];
+	assert_true(m <= 64);
+	stats_run_levels(x, nf, m, tot, NULL, level);
+	stats_item_noise(x, nf, m, tot, level, 1, prior_dof, dflt, floor, out, pooled);
+}
+
+static double lrt(double h, double b, double c, double extra, double dof)
+{
+	double t, eff;
+	return stats_log_ratio_stat(h, b, c, 1, extra, dof, &t, &eff);
+}
+
 static void test_item_noise(void **state)
 {
 	(void)state;
@@ -135,7 +153,7 @@ static void test_item_noise(void **state)
 	}
 	struct stats_noise nz[NF];
 	double pooled;
-	stats_item_noise(x, NF, M, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+	noise_median(x, NF, M, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
 	print_message("item noise: pooled %.5f (true 0.0004), swinging item %.3f (true 0.36), "
 	              "steady item %.5f, small item %.5f\n",
 	              pooled, nz[3].extra, nz[20].extra, nz[7].extra);
@@ -147,7 +165,7 @@ static void test_item_noise(void **state)
 	assert_true(nz[7].extra < 0.01);
 	assert_true(nz[3].dof == STATS_PRIOR_DOF + M - 1);
 	/* Without history: the default, on the prior's degrees of freedom. */
-	stats_item_noise(x, NF, 1, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+	noise_median(x, NF, 1, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
 	assert_true(pooled == 1e-4 && nz[3].extra == 1e-4 && nz[3].dof == STATS_PRIOR_DOF);
 	/* Pure Poisson: the floor. */
 	for (int i = 0; i < M; i++)
@@ -155,7 +173,7 @@ static void test_item_noise(void **state)
 	for (int f = 0; f < NF; f++)
 		for (int i = 0; i < M; i++)
 			tot[i] += x[f * M + i] = (double)rng_poisson(&r, 500);
-	stats_item_noise(x, NF, M, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+	noise_median(x, NF, M, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
 	assert_true(pooled == 2.5e-5);
 }
 
@@ -186,7 +204,7 @@ static void test_item_noise_shrinkage(void **state)
 		double x[NZ_NF * NZ_MAXM], tot[NZ_MAXM], pooled;
 		struct stats_noise nz[NZ_NF];
 		noise_rows(&r, m, x, tot);
-		stats_item_noise(x, NZ_NF, m, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+		noise_median(x, NZ_NF, m, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
 		double d = (double)(m - 1);
 		double want = (STATS_PRIOR_DOF * pooled + d * nz[0].raw) / (STATS_PRIOR_DOF + d);
 		double w = (nz[0].extra - pooled) / (nz[0].raw - pooled);
@@ -228,8 +246,8 @@ static void test_item_noise_one_wild_run(void **state)
 		x[f * M + 6] *= 2;
 	}
 	struct stats_noise nz[NZ_NF], cz[NZ_NF];
-	stats_item_noise(calm, NZ_NF, M, ctot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, cz, &cpooled);
-	stats_item_noise(x, NZ_NF, M, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
+	noise_median(calm, NZ_NF, M, ctot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, cz, &cpooled);
+	noise_median(x, NZ_NF, M, tot, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, &pooled);
 	print_message("one wild run: pooled %.5f (calm %.5f), swinging item %.3f, steady item "
 	              "%.5f (calm %.5f)\n",
 	              pooled, cpooled, nz[29].extra, nz[10].extra, cz[10].extra);
@@ -243,20 +261,20 @@ static void test_log_ratio_test(void **state)
 {
 	(void)state;
 	/* The ratio c is honoured; direction is symmetric on the log scale. */
-	assert_true(stats_log_ratio_test(2000, 1000, 2, 0, 10) > 0.98);
-	assert_true(stats_log_ratio_test(1300, 1000, 1, 0, 10) < 1e-8);
+	assert_true(lrt(2000, 1000, 2, 0, 10) > 0.98);
+	assert_true(lrt(1300, 1000, 1, 0, 10) < 1e-8);
 	/* An item's own spread widens it: a 5x swinging item at +30 % is nothing. */
-	assert_true(stats_log_ratio_test(1300, 1000, 1, 0.36 * 2, 17) > 0.5);
+	assert_true(lrt(1300, 1000, 1, 0.36 * 2, 17) > 0.5);
 	/* Few degrees of freedom behind a dominant spread: heavier tails. */
-	assert_true(stats_log_ratio_test(2000, 1000, 1, 0.04, 3) >
-	            stats_log_ratio_test(2000, 1000, 1, 0.04, 300) * 5);
-	assert_true(stats_log_ratio_test(0, 0, 1, 0, 10) == 1.0);
+	assert_true(lrt(2000, 1000, 1, 0.04, 3) >
+	            lrt(2000, 1000, 1, 0.04, 300) * 5);
+	assert_true(lrt(0, 0, 1, 0, 10) == 1.0);
 	/* Calibrated under the null with sampling only: P(p <= 0.01) about 0.01. */
 	struct rng r = {43};
 	int hits = 0, n = 20000;
 	for (int i = 0; i < n; i++) {
 		double h = (double)rng_poisson(&r, 300), b = (double)rng_poisson(&r, 900);
-		hits += stats_log_ratio_test(h, b, 1.0 / 3, 0, 10) <= 0.01;
+		hits += lrt(h, b, 1.0 / 3, 0, 10) <= 0.01;
 	}
 	print_message("log-ratio test: P(p <= 0.01) under the null = %.4f\n", (double)hits / n);
 	assert_true(hits > 0.006 * n && hits < 0.014 * n);
@@ -937,7 +955,7 @@ static void test_tail_fit(void **state)
 			}
 		stats_run_levels(x, NF, M, tot, NULL, level);
 		double a = stats_sampling_efficiency(x, NF, M, tot, level);
-		stats_item_noise_at(x, NF, M, tot, level, a, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, NULL);
+		stats_item_noise(x, NF, M, tot, level, a, STATS_PRIOR_DOF, 1e-4, 2.5e-5, nz, NULL);
 		assert_int_equal(stats_tail_fit(x, NF, M, tot, level, nz, a, &nu[pass], &scale[pass]),
 		                 1);
 		/* Too few runs: not fitted, normal. */
