@@ -142,6 +142,11 @@ struct report_diff {
 	double head_spread;                /* variance of log time per item added to every
 	                                      log-ratio test for a head run noisier than its
 	                                      history (0: none; see deflate in diff.c) */
+	double level_variance;             /* variance of the history runs' log CPU level
+	                                      (how far the whole suite moves run to run) */
+	double shift_variance;             /* variance of log time per item added to every
+	                                      test for a suite-wide move beyond the history's
+	                                      (0: none; see shift_spread in diff.c) */
 	double efficiency;                 /* the share of Poisson's variance sampling adds
 	                                      (stats_sampling_efficiency; 1 without history) */
 	int tests_attributed;              /* some sample on either side belongs to a named test:

@@ -122,6 +122,11 @@ int report_json(const struct report *r, struct strbuf *out)
 		 * added to every test (0: none) */
 		json_object_set_new(sum, "sampling_efficiency", jnum(d->efficiency));
 		json_object_set_new(sum, "head_extra_cv", jnum(sqrt(d->head_spread)));
+		/* how far the whole suite moves run to run in the history (its log CPU level's
+		 * standard deviation), and the spread per item added because this head's move
+		 * went beyond it (0: none) */
+		json_object_set_new(sum, "history_level_cv", jnum(sqrt(d->level_variance)));
+		json_object_set_new(sum, "shift_extra_cv", jnum(sqrt(d->shift_variance)));
 		/* the tails of the history's deviations: Student's t degrees of freedom (null:
 		 * normal) and scale */
 		json_object_set_new(sum, "tail_dof", isinf(d->tail_dof) ? json_null()

@@ -856,6 +856,11 @@ static void history_footer(struct strbuf *o, const struct report_diff *d)
 	if (d->head_spread > 0)
 		strbuf_addf(o, ", widened by the %.1f %% more spread this run showed than its history",
 		            100 * sqrt(d->head_spread));
+	if (d->shift_variance > 0)
+		strbuf_addf(o,
+		            ", widened by %.1f %% because the whole suite moved (×%.3f) beyond its "
+		            "history's run-to-run %.1f %%: functions answer such a move unequally",
+		            100 * sqrt(d->shift_variance), d->scale, 100 * sqrt(d->level_variance));
 	strbuf_addf(o,
 	            ", Benjamini–Hochberg at FDR %.2g %% over %zu "
 	            "comparisons, minimum change %.2g %%, minimum share %.2g %% of "
