@@ -4,7 +4,9 @@
 
 #include <string.h>
 
-size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+/* Decodes one UTF-8 sequence at s (n > 0 bytes left): its length with *cp set, or 0 when the
+ * bytes are not a valid, shortest-form encoding of a Unicode scalar value. */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {
 	uint32_t c = s[0];
 	size_t len;
@@ -32,6 +34,26 @@ size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 		return 0;
 	*cp = c;
 	return len;
+}
+
+uint32_t esc_utf8_next(const char *s, size_t n, size_t *i)
+{
+	uint32_t c;
+	size_t len = utf8_decode((const unsigned char *)s + *i, n - *i, &c);
+	if (!len) {
+		c = 0xfffd;
+		len = 1;
+	}
+	*i += len;
+	return c;
+}
+
+size_t esc_utf8_chars(const char *s, size_t n)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < n; count++)
+		esc_utf8_next(s, n, &i);
+	return count;
 }
 
 void esc_utf8_put(struct strbuf *out, uint32_t c)
@@ -65,7 +87,7 @@ int esc_utf8_valid(const char *s, size_t n)
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
 		uint32_t c;
-		size_t len = esc_utf8_decode(p + i, n - i, &c);
+		size_t len = utf8_decode(p + i, n - i, &c);
 		if (!len)
 			return 0;
 		i += len;
@@ -93,24 +115,18 @@ void esc_append(struct strbuf *out, const char *s, enum esc_kind kind)
 
 void esc_append_len(struct strbuf *out, const char *s, size_t n, enum esc_kind kind)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
-		uint32_t c;
-		size_t len = esc_utf8_decode(p + i, n - i, &c);
-		if (!len) {
-			c = 0xfffd;
-			len = 1;
-		} else if (len == 1 && kind == ESC_UTF8) {
+		if (kind == ESC_UTF8 && (unsigned char)s[i] < 0x80) {
 			/* the common case: runs of ASCII copied at once */
 			size_t j = i + 1;
-			while (j < n && p[j] < 0x80)
+			while (j < n && (unsigned char)s[j] < 0x80)
 				j++;
 			strbuf_add(out, s + i, j - i);
 			i = j;
 			continue;
 		}
+		uint32_t c = esc_utf8_next(s, n, &i);
 		esc_utf8_put(out, kind == ESC_TERM ? esc_shown_cp(c) : c);
-		i += len;
 	}
 }
 

@@ -38,9 +38,12 @@ void esc_name(struct strbuf *out, const char *s, size_t len, size_t max);
  * changes). Handy for printf("%s", esc_str(&sb, name, ESC_TERM)). */
 const char *esc_str(struct strbuf *buf, const char *s, enum esc_kind kind);
 
-/* Decodes one UTF-8 sequence at s (n > 0 bytes left): its length with *cp set, or 0 when the
- * bytes are not a valid, shortest-form encoding of a Unicode scalar value. */
-size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* The one UTF-8 reading step of every escaper here and in report/ (report_escape): the
+ * character at s[*i] (*i < n) and *i advanced past it. A byte that does not start a valid,
+ * shortest-form encoding of a Unicode scalar value is one character, U+FFFD. */
+uint32_t esc_utf8_next(const char *s, size_t n, size_t *i);
+/* How many characters esc_utf8_next reads in the n bytes at s. */
+size_t esc_utf8_chars(const char *s, size_t n);
 /* Appends code point c as UTF-8. */
 void esc_utf8_put(struct strbuf *out, uint32_t c);
 /* What is shown for c where characters must not act (a terminal, a code block): control

@@ -56,30 +56,12 @@ static void put_cp(struct strbuf *out, uint32_t c, enum report_esc how)
 
 size_t report_escape(struct strbuf *out, const char *s, enum report_esc how, size_t max_chars)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), total = 0;
+	size_t n = strlen(s);
 	/* Count characters first so a cut is known before anything is written. */
-	if (max_chars) {
-		for (size_t i = 0; i < n;) {
-			uint32_t c;
-			size_t len = esc_utf8_decode(p + i, n - i, &c);
-			i += len ? len : 1;
-			total++;
-		}
-	}
-	int cut = max_chars && total > max_chars;
+	int cut = max_chars && esc_utf8_chars(s, n) > max_chars;
 	size_t keep = cut ? max_chars - 1 : SIZE_MAX, written = 0;
-	for (size_t i = 0; i < n && written < keep;) {
-		uint32_t c;
-		size_t len = esc_utf8_decode(p + i, n - i, &c);
-		if (!len) {
-			c = 0xfffd;
-			len = 1;
-		}
-		put_cp(out, c, how);
-		i += len;
-		written++;
-	}
+	for (size_t i = 0; i < n && written < keep; written++)
+		put_cp(out, esc_utf8_next(s, n, &i), how);
 	if (cut) {
 		esc_utf8_put(out, 0x2026);
 		written++;

@@ -65,12 +65,35 @@ static void test_esc_name(void **state)
 	strbuf_release(&sb);
 }
 
+/* The one reading step of every escaper: an invalid or cut-short sequence is one U+FFFD per
+ * byte, and the count agrees with the steps. */
+static void test_utf8_next(void **state)
+{
+	(void)state;
+	const char s[] = "a\xc3\xa9\xff\xe2\x82";
+	const uint32_t want[] = {'a', 0xe9, 0xfffd, 0xfffd, 0xfffd};
+	size_t n = sizeof(s) - 1, i = 0, k = 0;
+	while (i < n) {
+		assert_true(k < 5);
+		assert_int_equal(esc_utf8_next(s, n, &i), want[k++]);
+	}
+	assert_int_equal(i, n);
+	assert_int_equal(k, 5);
+	assert_int_equal(esc_utf8_chars(s, n), 5);
+	assert_int_equal(esc_utf8_chars("", 0), 0);
+	struct strbuf sb = STRBUF_INIT;
+	esc_append_len(&sb, s, n, ESC_TERM);
+	assert_string_equal(sb.buf, "a\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_strings),
 	        cmocka_unit_test(test_dump),
 	        cmocka_unit_test(test_esc_name),
+	        cmocka_unit_test(test_utf8_next),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
