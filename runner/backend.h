@@ -2,7 +2,8 @@
  *
  * runner.c owns the run: the launch (launch.c), the poll loop, the time-ordered event queue
  * (events.h), the process tree, attribution (attribute.c, ctest.c, markers.c), exact CPU time
- * (cputime.c), aggregation, symbolization and the run's statistics. A backend (perf.c,
+ * (cputime.c), aggregation, the ELF object cache (objcache.h), symbolization and the run's
+ * statistics. A backend (perf.c,
  * preload_backend.c) is an event source: it starts sampling on the corked command, names the
  * fds worth polling, reads what arrived into the queue each round, decodes its own sample
  * records into stacks when the runner processes them, and adds its own warnings. */
@@ -14,6 +15,7 @@
 #include "runner/attribution/cputime.h"
 #include "runner/attribution/ctest.h"
 #include "runner/events.h"
+#include "runner/objcache.h"
 #include "runner/attribution/markers.h"
 #include "runner/attribution/proctree.h"
 #include "runner/runner.h"
@@ -34,6 +36,7 @@ struct runner_session {
 	struct ctest_watch ctest;
 	struct cputime cpu; /* exact CPU time, when the backend calls runner_exact_cpu */
 	struct evqueue queue;
+	struct objcache *objs;   /* the run's ELF objects: the unwinder's, then the symbolizer's */
 	uint64_t prev_round_max; /* the newest time read before the current round */
 	uint64_t period_ns;      /* 1e9 / hz */
 	/* run statistics */

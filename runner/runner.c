@@ -196,6 +196,7 @@ int runner_session_run(struct profile **out, const struct runner_opts *opts,
 	s.child = -1;
 	s.period_ns = 1000000000ULL / (uint64_t)opts->hz;
 	s.prof = profile_new();
+	s.objs = objcache_new();
 	proctree_init(&s.tree);
 	aggregator_init(&s.agg, s.prof);
 	attrib_init(&s.attrib, s.prof);
@@ -242,10 +243,18 @@ finish:
 	if (s.cpu.agg)
 		cputime_finish(&s.cpu, s.child, total_ns);
 	{
-		struct symbolizer *sym = symbolizer_new();
+		struct symbolizer *sym = symbolizer_new(s.objs);
 		symbolizer_set_separate_lines(sym, 0); /* file names of libc & co: unused */
 		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
 		symbolizer_free(sym);
+		const struct objcache_stats *os = objcache_stats(s.objs);
+		log_verbose("objects: %llu read for unwinding and symbols (%llu opens: %llu after "
+		            "an eviction; %llu replaced on disk during the run, %llu unusable), at "
+		            "most %zu open at once, %llu vdso copy",
+		            (unsigned long long)os->objects, (unsigned long long)os->opens,
+		            (unsigned long long)os->reopens, (unsigned long long)os->replaced,
+		            (unsigned long long)os->failed, os->open_max,
+		            (unsigned long long)os->vdso_copies);
 	}
 	struct profile_stats *st = &s.prof->stats;
 	st->samples = s.samples;
@@ -263,6 +272,7 @@ finish:
 	s.prof = NULL;
 out:
 	ops->release(be, &s);
+	objcache_free(s.objs); /* after the backend's unwinder, which borrowed it */
 	evqueue_release(&s.queue);
 	ctest_watch_release(&s.ctest);
 	cputime_release(&s.cpu);

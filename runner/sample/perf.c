@@ -756,6 +756,8 @@ static int perf_start(void *be, struct runner_session *rs)
 {
 	struct session *s = be;
 	s->rs = rs;
+	if (s->opts->unwind != RUNNER_UNWIND_FP_ONLY)
+		s->unw = unwinder_new(rs->objs);
 	proctree_get(&rs->tree, rs->child, launch_basename(s->opts->argv[0]));
 	int ret = open_rings(s, rs->child, s->opts);
 	if (ret < 0)
@@ -825,7 +827,5 @@ void *perf_backend_new(const struct runner_opts *opts)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
 	s->opts = opts;
-	if (opts->unwind != RUNNER_UNWIND_FP_ONLY)
-		s->unw = unwinder_new();
 	return s;
 }

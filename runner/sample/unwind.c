@@ -1,13 +1,14 @@
 /* DWARF unwinding of copied user stacks with libdwfl (see unwind.h). Each distinct set of
  * executable mappings gets one Dwfl session whose modules are reported at their load biases and
  * which is attached to thread callbacks that serve registers and memory from the sample being
- * unwound; sessions are kept in a small least-recently-used cache, and the ELF program headers
- * needed to compute a bias are read once per file. */
+ * unwound; sessions are kept in a small least-recently-used cache. The objects themselves
+ * (program headers, Elf, .eh_frame CFI, the vdso copy) come from the run's object cache
+ * (runner/objcache.h): a module's Elf is handed to libdwfl only when an unwind reaches it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "runner/sample/unwind.h"
-#include "runner/sample/vdso.h"
+#include "runner/objcache.h"
 
 #include "common/hashidx.h"
 #include "common/log.h"
@@ -16,21 +17,15 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <link.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_SPACES_DEFAULT 16
-#define MAX_SEGMENTS       16
-#define CFI_RECHECK_NS     1000000000ULL
 
 /* perf's register numbers (PERF_REG_X86_*) of the DWARF registers, in enum unwind_reg order. */
 static const unsigned char perf_reg_of[UNWIND_NREGS] = {
@@ -56,35 +51,11 @@ void unwind_regs_from_perf(struct unwind_regs *out, uint64_t mask, const uint64_
 	}
 }
 
-/* ---- per-file ELF facts, shared by all sessions ---- */
-
-struct segment {
-	uint64_t offset, vaddr, filesz;
-};
-
-struct fileinfo {
-	int seen;    /* read at least once: the identity below is valid */
-	int ok;      /* an ELF file whose program headers were read */
-	int is_exec; /* ET_EXEC: its addresses are absolute */
-	dev_t dev;
-	ino_t ino;
-	int64_t mtime_sec, mtime_nsec;
-	struct segment segs[MAX_SEGMENTS];
-	size_t nsegs;
-	/* unwinder_fix_leaf: the file's .eh_frame, opened on first use, dropped when the file
-	 * changes; checked against the file at most once a second (CFI_RECHECK_NS). */
-	int cfi_fd;
-	Elf *cfi_elf;
-	Dwarf_CFI *cfi; /* NULL: none, or not opened yet (cfi_tried says which) */
-	int cfi_tried;
-	uint64_t cfi_checked_ns;
-};
-
 /* ---- address-space sessions ---- */
 
-struct space_map { /* a reportable mapping, as remembered by its session */
+struct space_map { /* a mapping of an object, as remembered by its session */
 	uint64_t start, end, pgoff;
-	uint32_t path; /* index into unwinder.paths */
+	struct objfile *obj; /* the cache's; one generation of one file */
 };
 
 /* What the thread callbacks see of the sample being unwound. */
@@ -116,15 +87,8 @@ struct unwinder {
 	uint64_t clock;
 	pid_t next_pid; /* libdwfl wants a pid per session; nothing reads it */
 
-	char **paths; /* interned map paths, each its own allocation */
-	size_t npaths, paths_alloc;
-	struct hashidx path_idx;
-
-	struct fileinfo *files; /* by path index; files[i].path set once looked at */
-	size_t files_alloc;
-
-	int vdso_fd; /* memfd holding this process's vdso image, -1 before, -2 unavailable */
-	struct fileinfo vdso;
+	struct objcache *objs; /* the run's objects (borrowed, or owned when own_objs) */
+	int own_objs;
 
 	struct space_map *scratch; /* reportable maps of the sample at hand */
 	size_t scratch_alloc;
@@ -220,14 +184,16 @@ static int cb_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 
 /* ---- lifecycle ---- */
 
-struct unwinder *unwinder_new(void)
+struct unwinder *unwinder_new(struct objcache *objs)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
-	elf_version(EV_CURRENT); /* libelf before any elf_begin (libdwfl does it for its own) */
 	u->max_spaces = MAX_SPACES_DEFAULT;
-	hashidx_init(&u->path_idx);
-	u->vdso_fd = -1;
-	u->callbacks.find_elf = dwfl_build_id_find_elf;
+	u->objs = objs;
+	if (!objs) {
+		u->objs = objcache_new();
+		u->own_objs = 1;
+	}
+	u->callbacks.find_elf = objcache_find_elf;
 	u->callbacks.find_debuginfo = cb_find_debuginfo;
 	u->callbacks.section_address = dwfl_offline_section_address;
 	u->callbacks.debuginfo_path = &u->debuginfo_path;
@@ -248,8 +214,6 @@ static void space_free(struct space *sp)
 	free(sp);
 }
 
-static void cfi_drop(struct fileinfo *fi);
-
 void unwinder_free(struct unwinder *u)
 {
 	if (!u)
@@ -257,16 +221,8 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->nspaces; i++)
 		space_free(u->spaces[i]);
 	free(u->spaces);
-	for (size_t i = 0; i < u->npaths; i++)
-		free(u->paths[i]);
-	free(u->paths);
-	for (size_t i = 0; i < u->files_alloc; i++)
-		cfi_drop(&u->files[i]);
-	cfi_drop(&u->vdso);
-	free(u->files);
-	hashidx_release(&u->path_idx);
-	if (u->vdso_fd >= 0)
-		close(u->vdso_fd);
+	if (u->own_objs)
+		objcache_free(u->objs);
 	free(u->scratch);
 	free(u);
 }
@@ -285,148 +241,7 @@ const struct unwinder_stats *unwinder_stats(const struct unwinder *u)
 	return &u->stats;
 }
 
-/* ---- paths and ELF facts ---- */
-
-static int path_eq(const void *ctx, uint32_t pos, const void *key)
-{
-	return !strcmp(((const struct unwinder *)ctx)->paths[pos], key);
-}
-
-static uint32_t path_id(struct unwinder *u, const char *path, uint64_t h)
-{
-	int64_t pos = hashidx_find(&u->path_idx, h, path_eq, u, path);
-	if (pos >= 0)
-		return (uint32_t)pos;
-	ALLOC_GROW(u->paths, u->npaths + 1, u->paths_alloc);
-	u->paths[u->npaths] = xstrdup(path);
-	hashidx_insert(&u->path_idx, h, (uint32_t)u->npaths);
-	return (uint32_t)u->npaths++;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* Whether a mapping's object can give CFI: a file still on disk, or the vdso. */
-static int reportable(const char *path)
-{
-	if (!path)
-		return 0;
-	if (!strcmp(path, "[vdso]"))
-		return 1;
-	return path[0] == '/' && strncmp(path, "//anon", 6) && strncmp(path, "/memfd:", 7) &&
-	       !ends_with(path, " (deleted)");
-}
-
-/* Reads e_type and the PT_LOAD segments of the ELF open on fd into fi. */
-static int read_segments(struct fileinfo *fi, int fd)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int ret = -1;
-	GElf_Ehdr eh;
-	size_t phnum;
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
-	    elf_getphdrnum(elf, &phnum) < 0)
-		goto out;
-	fi->is_exec = eh.e_type == ET_EXEC;
-	fi->nsegs = 0;
-	for (size_t i = 0; i < phnum && fi->nsegs < MAX_SEGMENTS; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		fi->segs[fi->nsegs++] = (struct segment){ph.p_offset, ph.p_vaddr, ph.p_filesz};
-	}
-	ret = fi->nsegs ? 0 : -1;
-out:
-	if (elf)
-		elf_end(elf);
-	return ret;
-}
-
-static void cfi_drop(struct fileinfo *fi)
-{
-	if (fi->cfi)
-		dwarf_cfi_end(fi->cfi);
-	if (fi->cfi_elf)
-		elf_end(fi->cfi_elf);
-	if (fi->cfi_tried && fi->cfi_fd >= 0)
-		close(fi->cfi_fd);
-	fi->cfi = NULL;
-	fi->cfi_elf = NULL;
-	fi->cfi_fd = -1;
-	fi->cfi_tried = 0;
-}
-
-/* The facts of file path id, re-read when the file changed since they were read. */
-static const struct fileinfo *file_info(struct unwinder *u, uint32_t id)
-{
-	if (id >= u->files_alloc) {
-		size_t old = u->files_alloc;
-		ALLOC_GROW(u->files, (size_t)id + 1, u->files_alloc);
-		memset(u->files + old, 0, (u->files_alloc - old) * sizeof(*u->files));
-	}
-	struct fileinfo *fi = &u->files[id];
-	const char *path = u->paths[id];
-	struct stat st;
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
-		fi->ok = 0;
-		return fi;
-	}
-	if (fi->seen && st.st_dev == fi->dev && st.st_ino == fi->ino &&
-	    st.st_mtim.tv_sec == fi->mtime_sec && st.st_mtim.tv_nsec == fi->mtime_nsec)
-		return fi;
-	cfi_drop(fi);
-	fi->seen = 1;
-	fi->dev = st.st_dev;
-	fi->ino = st.st_ino;
-	fi->mtime_sec = st.st_mtim.tv_sec;
-	fi->mtime_nsec = st.st_mtim.tv_nsec;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	fi->ok = fd >= 0 && read_segments(fi, fd) == 0;
-	if (fd >= 0)
-		close(fd);
-	return fi;
-}
-
-/* The vdso's image (runner/sample/vdso.c), read once; -2 when unavailable. */
-static int vdso_fd(struct unwinder *u)
-{
-	if (u->vdso_fd != -1)
-		return u->vdso_fd;
-	u->vdso_fd = -2;
-	int fd = vdso_image_fd();
-	if (fd < 0)
-		return -2;
-	if (read_segments(&u->vdso, fd) < 0) {
-		close(fd);
-		return -2;
-	}
-	u->vdso.ok = 1;
-	u->vdso_fd = fd;
-	return fd;
-}
-
-/* The load bias of an object mapped at start from file offset pgoff: where its link-time
- * addresses landed. -1 when no PT_LOAD segment holds pgoff. */
-static int bias_of(const struct fileinfo *fi, uint64_t start, uint64_t pgoff, uint64_t *bias)
-{
-	if (fi->is_exec) {
-		*bias = 0;
-		return 0;
-	}
-	for (size_t i = 0; i < fi->nsegs; i++) {
-		const struct segment *g = &fi->segs[i];
-		/* Mappings start on page boundaries, segments need not. */
-		uint64_t seg_page = g->offset & ~(uint64_t)4095;
-		if (pgoff >= seg_page && pgoff < g->offset + (g->filesz ? g->filesz : 1)) {
-			*bias = start - pgoff + g->offset - g->vaddr;
-			return 0;
-		}
-	}
-	return -1;
-}
+/* ---- objects ---- */
 
 static const char *basename_of(const char *path)
 {
@@ -442,36 +257,17 @@ static void report_modules(struct unwinder *u, struct space *sp)
 		const struct space_map *m = &sp->maps[i];
 		int seen = 0;
 		for (size_t k = 0; k < i && !seen; k++)
-			seen = sp->maps[k].path == m->path;
+			seen = sp->maps[k].obj == m->obj;
 		if (seen)
 			continue;
-		const char *path = u->paths[m->path];
-		int vdso = !strcmp(path, "[vdso]");
-		const struct fileinfo *fi;
-		int fd = -1;
-		if (vdso) {
-			int vfd = vdso_fd(u);
-			fi = &u->vdso;
-			if (vfd < 0 || (fd = dup(vfd)) < 0) {
-				u->stats.modules_failed++;
-				continue;
-			}
-		} else {
-			fi = file_info(u, m->path);
-		}
+		struct objfile *o = m->obj;
 		uint64_t bias;
-		if (!fi->ok || bias_of(fi, m->start, m->pgoff, &bias) < 0) {
-			if (fd >= 0)
-				close(fd);
+		if (objfile_bias(o, m->start, m->pgoff, &bias) < 0) {
 			u->stats.modules_failed++;
 			continue;
 		}
-		Dwfl_Module *mod =
-		        dwfl_report_elf(sp->dwfl, basename_of(path), path, fd, bias, true);
-		if (!mod) {
-			if (fd >= 0)
-				close(fd); /* consumed only on success */
-			log_debug("unwind: cannot report %s: %s", path, dwfl_errmsg(-1));
+		if (!objfile_report(u->objs, sp->dwfl, o, basename_of(o->path), bias)) {
+			log_debug("unwind: cannot report %s: %s", o->path, dwfl_errmsg(-1));
 			u->stats.modules_failed++;
 			continue;
 		}
@@ -517,7 +313,7 @@ static int same_maps(const struct space_map *a, const struct space_map *b, size_
 {
 	for (size_t i = 0; i < n; i++)
 		if (a[i].start != b[i].start || a[i].end != b[i].end || a[i].pgoff != b[i].pgoff ||
-		    a[i].path != b[i].path)
+		    a[i].obj != b[i].obj)
 			return 0;
 	return 1;
 }
@@ -528,14 +324,13 @@ static struct space *get_space(struct unwinder *u, const struct unwind_map *maps
 	size_t n = 0;
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
 	for (size_t i = 0; i < nmaps; i++) {
-		if (!reportable(maps[i].path))
+		struct objfile *o = objcache_get(u->objs, maps[i].path);
+		if (!o) /* anonymous or JIT memory, a deleted or unreadable file: no CFI */
 			continue;
-		uint64_t ph = hash_bytes(maps[i].path, strlen(maps[i].path), 0);
 		ALLOC_GROW(u->scratch, n + 1, u->scratch_alloc);
-		u->scratch[n++] = (struct space_map){maps[i].start, maps[i].end, maps[i].pgoff,
-		                                     path_id(u, maps[i].path, ph)};
+		u->scratch[n++] = (struct space_map){maps[i].start, maps[i].end, maps[i].pgoff, o};
 		h = hash_mix(h ^ hash_mix(maps[i].start ^ (maps[i].end << 7) ^ maps[i].pgoff) ^
-		             u->scratch[n - 1].path);
+		             (uint64_t)(uintptr_t)o);
 	}
 	for (size_t i = 0; i < u->nspaces; i++) {
 		struct space *sp = u->spaces[i];
@@ -640,53 +435,6 @@ size_t unwind_merge_fp(const uint64_t *dwarf, size_t ndwarf, const uint64_t *fp,
 
 /* ---- frame-pointer stacks: the leaf's caller from its CFI ---- */
 
-static uint64_t coarse_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Opens fi's .eh_frame on fd (owned from here on). */
-static void cfi_open(struct fileinfo *fi, int fd)
-{
-	fi->cfi_tried = 1;
-	fi->cfi_fd = fd;
-	if (fd < 0)
-		return;
-	fi->cfi_elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (fi->cfi_elf)
-		fi->cfi = dwarf_getcfi_elf(fi->cfi_elf);
-}
-
-/* The CFI and facts of the object at path (a file or "[vdso]"), or NULL. */
-static struct fileinfo *leaf_file(struct unwinder *u, const char *path)
-{
-	if (!reportable(path))
-		return NULL;
-	if (!strcmp(path, "[vdso]")) {
-		int vfd = vdso_fd(u);
-		if (vfd < 0)
-			return NULL;
-		if (!u->vdso.cfi_tried)
-			cfi_open(&u->vdso, dup(vfd));
-		return &u->vdso;
-	}
-	uint32_t id = path_id(u, path, hash_bytes(path, strlen(path), 0));
-	uint64_t t = coarse_ns();
-	struct fileinfo *fi = id < u->files_alloc ? &u->files[id] : NULL;
-	if (!fi || !fi->seen || t - fi->cfi_checked_ns > CFI_RECHECK_NS) {
-		/* file_info stats the file and drops the CFI when the file changed. */
-		fi = (struct fileinfo *)file_info(u, id);
-		fi->cfi_checked_ns = t;
-	}
-	if (!fi->ok)
-		return NULL;
-	if (!fi->cfi_tried)
-		cfi_open(fi, open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-	return fi;
-}
-
 static int copy_read(const unsigned char *stack, uint64_t stack_addr, size_t stack_len,
                      uint64_t addr, uint64_t *v)
 {
@@ -750,12 +498,13 @@ static int leaf_frame(struct unwinder *u, const struct unwind_map *leaf,
                       int *rbp_known)
 {
 	uint64_t pc = regs->r[UNWIND_RIP];
-	struct fileinfo *fi = leaf ? leaf_file(u, leaf->path) : NULL;
+	struct objfile *o = leaf ? objcache_get(u->objs, leaf->path) : NULL;
+	Dwarf_CFI *cfi = o ? objfile_cfi(o) : NULL;
 	uint64_t bias;
-	if (!fi || !fi->cfi || bias_of(fi, leaf->start, leaf->pgoff, &bias) < 0)
+	if (!cfi || objfile_bias(o, leaf->start, leaf->pgoff, &bias) < 0)
 		return LEAF_FIX_NO_CFI;
 	Dwarf_Frame *frame = NULL;
-	if (dwarf_cfi_addrframe(fi->cfi, pc - bias, &frame) != 0)
+	if (dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
 		return LEAF_FIX_NO_CFI;
 	int ret = LEAF_FIX_NO_CFI;
 	Dwarf_Op *ops;

@@ -2,7 +2,8 @@
  * the top of its stack, recovers its callers' return addresses from the CFI (.eh_frame,
  * .debug_frame) of the objects mapped in its address space, with libdwfl. It never touches the
  * sampled process (which may have exited): memory reads are served from the copy only.
- * One libdwfl session per distinct address space is cached. Used by the perf backend's
+ * One libdwfl session per distinct address space is cached; the objects come from the run's
+ * object cache (runner/objcache.h), opened once for every user. Used by the perf backend's
  * --unwind dwarf; any sampler that copies stacks (the preload backend) can call it too.
  * Also here: the check that frame-pointer stacks look truncated, which suggests --unwind dwarf. */
 #ifndef CP_UNWIND_H
@@ -97,8 +98,11 @@ struct unwinder_stats {
 
 /* Heap object; not thread-safe (one per sampling thread). */
 struct unwinder;
+struct objcache;
 
-struct unwinder *unwinder_new(void);
+/* objs: the run's object cache (borrowed: it must outlive the unwinder), or NULL for one of
+ * its own. */
+struct unwinder *unwinder_new(struct objcache *objs);
 void unwinder_free(struct unwinder *u);
 
 /* How many address-space sessions stay cached (default 16); each holds the open files of its
@@ -140,8 +144,8 @@ size_t unwind_merge_fp(const uint64_t *dwarf, size_t ndwarf, const uint64_t *fp,
  * stack[0..stack_len) taken at stack_addr, and writes to out (at most max pcs) the chain with
  * the missing caller inserted, or rebuilt from the saved %rbp when the leaf had changed it;
  * else the chain unchanged. leaf is the executable mapping holding the pc (NULL: none). Each
- * object's CFI is opened once per unwinder (re-read when the file changes); no address-space
- * session is made. *how (may be NULL) says what was done.
+ * object's CFI is the object cache's, read once (again when the file changes); no
+ * address-space session is made. *how (may be NULL) says what was done.
  */
 size_t unwinder_fix_leaf(struct unwinder *u, const struct unwind_map *leaf,
                          const struct unwind_regs *regs, const void *stack, uint64_t stack_addr,

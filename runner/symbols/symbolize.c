@@ -1,13 +1,15 @@
 /* The symbolizer: one cached libdwfl session per object file (the least recently used closed
  * beyond a bound), each holding that single module at bias 0, so a sample's file offset becomes
- * an ELF virtual address through the object's PT_LOAD headers and is looked up directly. Results
+ * an ELF virtual address through the object's PT_LOAD headers and is looked up directly. The
+ * objects (Elf, segments, build id, the vdso copy) are the run's object cache's
+ * (runner/objcache.h): what the unwinder opened during the run is not opened again. Results
  * are cached per (object, offset, is_return) and every string handed out is interned here until
  * symbolizer_free. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "runner/symbols/symbolize.h"
-#include "runner/sample/vdso.h"
+#include "runner/objcache.h"
 
 #include "common/error.h"
 #include "common/hashidx.h"
@@ -20,41 +22,34 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <link.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* A perf map larger than this is not read (node can write hundreds of MB; this is plenty). */
 #define PERFMAP_MAX_BYTES ((size_t)1 << 30)
 
-/* Open dwfl sessions kept at once: each holds file descriptors (the object and its debug
- * file) and parsed DWARF, and a suite can map thousands of test executables. */
+/* Open dwfl sessions kept at once: each holds parsed DWARF, a reference to the object's
+ * mapping and the fd of a separate debug file, and a suite can map thousands of test
+ * executables. */
 #define SYM_MAX_OPEN_DEFAULT 128
 
 enum cache_kind { KIND_FILE = 1, KIND_JIT = 2, KIND_VDSO = 3 };
 
-/* One object file: its dwfl session (NULL when unusable) and PT_LOAD segments. */
+/* One object file: its dwfl session (NULL when closed or unusable). */
 struct symobj {
-	uint32_t path;     /* string id */
-	uint32_t module;   /* string id of the basename */
-	uint32_t build_id; /* string id of its GNU build id in hex, 0 ("") when it has none */
+	uint32_t path;        /* string id */
+	uint32_t module;      /* string id of the basename */
+	uint32_t build_id;    /* string id of its GNU build id in hex, 0 ("") when it has none */
+	struct objfile *obj;  /* the cache's, as first seen: a later file at the path is not it */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
-	struct sym_segment *segs;
-	size_t nsegs;
 	uint64_t last_use; /* symbolizer clock at the last lookup, for eviction */
 	int failed;        /* could not be opened: not tried again */
 	int own_lines;     /* the object itself has .debug_line: source files are looked up */
-	int seen;          /* the identity below was recorded at the first open */
-	dev_t dev;
-	ino_t ino;
-	int64_t mtime_sec, mtime_nsec;
 };
 
 struct cache_key {
@@ -93,6 +88,9 @@ struct symbolizer {
 
 	struct symobj vdso;
 	int vdso_tried;
+
+	struct objcache *files; /* the run's objects (borrowed, or owned when own_files) */
+	int own_files;
 
 	size_t nopen, max_open; /* object files with an open dwfl session, and the bound */
 	uint64_t clock;
@@ -177,7 +175,7 @@ static void cache_put(struct symbolizer *s, const struct cache_key *k, const str
 
 /* ---- lifecycle ---- */
 
-struct symbolizer *symbolizer_new(void)
+struct symbolizer *symbolizer_new(struct objcache *objs)
 {
 	/* elfutils would fetch missing debug info over the network when DEBUGINFOD_URLS is set;
 	 * ciprof never downloads at run time (and symbolizes after the command has ended, so
@@ -188,7 +186,12 @@ struct symbolizer *symbolizer_new(void)
 	hashidx_init(&s->obj_idx);
 	hashidx_init(&s->cache_idx);
 	hashidx_init(&s->jit_idx);
-	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->files = objs;
+	if (!objs) {
+		s->files = objcache_new();
+		s->own_files = 1;
+	}
+	s->callbacks.find_elf = objcache_find_elf;
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
@@ -222,7 +225,6 @@ static void symobj_release(struct symobj *o)
 {
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
-	free(o->segs);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -246,23 +248,12 @@ void symbolizer_free(struct symbolizer *s)
 	hashidx_release(&s->cache_idx);
 	hashidx_release(&s->jit_idx);
 	free(s->debuginfo_path);
+	if (s->own_files)
+		objcache_free(s->files);
 	free(s);
 }
 
 /* ---- object files ---- */
-
-int sym_offset_to_vaddr(const struct sym_segment *segs, size_t nsegs, uint64_t offset,
-                        uint64_t *out)
-{
-	for (size_t i = 0; i < nsegs; i++) {
-		const struct sym_segment *g = &segs[i];
-		if (offset >= g->offset && offset - g->offset < g->filesz) {
-			*out = offset - g->offset + g->vaddr;
-			return 0;
-		}
-	}
-	return -1;
-}
 
 /* Whether elf has a section of that name with contents. */
 static int has_section(Elf *elf, const char *name)
@@ -281,59 +272,29 @@ static int has_section(Elf *elf, const char *name)
 	return 0;
 }
 
-/*
- * Reports the ELF open on fd (consumed either way) as the only module of a new dwfl session at
- * bias 0 and reads its PT_LOAD segments into o. Returns 0, or -1 with cp_error set.
- */
-static int symobj_open(struct symbolizer *s, struct symobj *o, const char *path, int fd)
+/* Starts o's dwfl session: its object (open in the cache) as the only module, at bias 0.
+ * Returns 0, or -1 with cp_error set. */
+static int symobj_open(struct symbolizer *s, struct symobj *o)
 {
-	const char *module = s->strs[o->module];
+	const char *path = o->obj->path;
 	o->dwfl = dwfl_begin(&s->callbacks);
-	if (!o->dwfl) {
-		close(fd);
+	if (!o->dwfl)
 		return cp_error("cannot start libdwfl for %s: %s", path, dwfl_errmsg(-1));
-	}
 	dwfl_report_begin(o->dwfl);
-	/* base 0 with add_p_vaddr: the module sits at its own link-time addresses. */
-	o->mod = dwfl_report_elf(o->dwfl, module, path, fd, 0, true);
-	if (!o->mod) {
-		close(fd); /* dwfl consumes fd only on success */
-		int ret = cp_error("cannot read %s as ELF: %s", path, dwfl_errmsg(-1));
-		dwfl_end(o->dwfl);
-		o->dwfl = NULL;
-		return ret;
-	}
+	o->mod = objfile_report(s->files, o->dwfl, o->obj, s->strs[o->module], 0);
 	dwfl_report_end(o->dwfl, NULL, NULL);
-	const unsigned char *bits;
-	GElf_Addr bits_vaddr;
-	int nbits = dwfl_module_build_id(o->mod, &bits, &bits_vaddr);
-	if (nbits > 0 && nbits <= PROFILE_BUILD_ID_MAX && !o->build_id) {
-		char hex[2 * PROFILE_BUILD_ID_MAX + 1];
-		profile_build_id_to_hex(hex, bits, (size_t)nbits);
-		o->build_id = intern_id(s, hex);
-	}
-
-	Elf *elf = dwfl_module_getelf(o->mod, &o->bias);
-	size_t phnum;
-	if (!elf || elf_getphdrnum(elf, &phnum) < 0) {
-		int ret = cp_error("cannot read program headers of %s: %s", path, elf_errmsg(-1));
+	/* Asking for the Elf hands libdwfl the cache's (objcache_find_elf). */
+	Elf *elf = o->mod ? dwfl_module_getelf(o->mod, &o->bias) : NULL;
+	if (!elf) {
+		int ret = cp_error("cannot read %s as ELF: %s", path, dwfl_errmsg(-1));
 		dwfl_end(o->dwfl);
 		o->dwfl = NULL;
 		o->mod = NULL;
 		return ret;
 	}
+	if (!o->build_id)
+		o->build_id = intern_id(s, o->obj->build_id);
 	o->own_lines = has_section(elf, ".debug_line");
-	size_t alloc = 0;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		ALLOC_GROW(o->segs, o->nsegs + 1, alloc);
-		o->segs[o->nsegs].offset = ph.p_offset;
-		o->segs[o->nsegs].vaddr = ph.p_vaddr;
-		o->segs[o->nsegs].filesz = ph.p_filesz;
-		o->nsegs++;
-	}
 	return 0;
 }
 
@@ -366,47 +327,33 @@ static void evict_lru(struct symbolizer *s)
 	if (!lru)
 		return;
 	dwfl_end(lru->dwfl);
-	free(lru->segs);
 	lru->dwfl = NULL;
 	lru->mod = NULL;
-	lru->segs = NULL;
-	lru->nsegs = 0;
 	lru->bias = 0;
 	s->nopen--;
 }
 
 /*
- * Opens o's file. A file deleted while mapped is not reopened by name: whatever is there now
- * is most likely a rebuilt version, and its symbols would lie. For the same reason a reopen
- * after eviction must find the very file seen the first time. O_NONBLOCK and the S_ISREG
- * check keep a FIFO or device that took the name from hanging or confusing us.
+ * Opens o's file through the object cache. A file deleted while mapped is not reopened by
+ * name: whatever is there now is most likely a rebuilt version, and its symbols would lie.
+ * For the same reason a reopen after eviction must find the very file seen the first time
+ * (the cache's objfile, one generation of the path).
  */
 static int symobj_load(struct symbolizer *s, struct symobj *o)
 {
 	const char *path = s->strs[o->path];
-	int fd = -1;
-	struct stat st;
 	if (ends_with(path, deleted_suffix))
 		return cp_error("%s: deleted while mapped; not symbolizing it", path);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-		return cp_error_errno("cannot open %s", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return cp_error("%s is not a regular file", path);
-	}
-	if (o->seen && (st.st_dev != o->dev || st.st_ino != o->ino ||
-	                st.st_mtim.tv_sec != o->mtime_sec || st.st_mtim.tv_nsec != o->mtime_nsec)) {
-		close(fd);
+	if (!o->obj) {
+		o->obj = objcache_get(s->files, path);
+		if (!o->obj)
+			return cp_error("cannot read %s as an ELF object", path);
+	} else if (objfile_open(s->files, o->obj) < 0) {
 		return cp_error("%s changed since it was first read; not symbolizing it", path);
 	}
-	o->seen = 1;
-	o->dev = st.st_dev;
-	o->ino = st.st_ino;
-	o->mtime_sec = st.st_mtim.tv_sec;
-	o->mtime_nsec = st.st_mtim.tv_nsec;
 	if (s->nopen >= s->max_open)
 		evict_lru(s);
-	if (symobj_open(s, o, path, fd) < 0)
+	if (symobj_open(s, o) < 0)
 		return -1;
 	s->nopen++;
 	return 0;
@@ -457,7 +404,7 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 	out->line = 0;
 	out->resolved = 0;
 	out->function = NULL;
-	if (o->mod && sym_offset_to_vaddr(o->segs, o->nsegs, look, &vaddr) == 0) {
+	if (o->mod && obj_offset_to_vaddr(o->obj->segs, o->obj->nsegs, look, &vaddr) == 0) {
 		Dwarf_Addr addr = vaddr + o->bias;
 		GElf_Off symoff;
 		GElf_Sym sym;
@@ -539,8 +486,8 @@ void symbolizer_resolve_vdso(struct symbolizer *s, uint64_t offset, int is_retur
 		s->vdso_tried = 1;
 		s->vdso.module = intern_id(s, "[vdso]");
 		s->vdso.path = s->vdso.module;
-		int fd = vdso_image_fd();
-		if (fd < 0 || symobj_open(s, &s->vdso, "[vdso]", fd) < 0)
+		s->vdso.obj = objcache_get(s->files, "[vdso]");
+		if (!s->vdso.obj || symobj_open(s, &s->vdso) < 0)
 			log_debug("symbolize: %s", cp_last_error());
 	}
 	symobj_lookup(s, &s->vdso, offset, is_return, out);

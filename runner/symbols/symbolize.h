@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 struct symbolizer;
+struct objcache;
 
 struct sym_info {
 	const char *function; /* never NULL: symbol (demangled), or "module+0xOFFSET" */
@@ -19,8 +20,10 @@ struct sym_info {
 	int resolved;         /* 1 when function came from a symbol table or perf map */
 };
 
-/* Heap object; all strings it returns are owned by it and live until symbolizer_free. */
-struct symbolizer *symbolizer_new(void);
+/* Heap object; all strings it returns are owned by it and live until symbolizer_free. objs:
+ * the run's object cache (runner/objcache.h; borrowed: it must outlive the symbolizer), or
+ * NULL for one of its own. */
+struct symbolizer *symbolizer_new(struct objcache *objs);
 void symbolizer_free(struct symbolizer *s);
 
 /*
@@ -41,8 +44,10 @@ void symbolizer_set_debuginfo_path(struct symbolizer *s, const char *path);
  */
 void symbolizer_set_separate_lines(struct symbolizer *s, int on);
 
-/* How many object files stay open at once (default 128; each holds file descriptors and
- * parsed DWARF); the least recently used is closed beyond that and reopened on demand. */
+/* How many objects keep a libdwfl session at once (default 128; each holds parsed DWARF, a
+ * reference to the object's mapping and maybe a separate debug file's descriptor); the least
+ * recently used is closed beyond that and reopened on demand. The objects' own descriptors
+ * are the object cache's, bounded there. */
 void symbolizer_set_max_open(struct symbolizer *s, size_t n);
 
 /*
@@ -67,25 +72,13 @@ void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t addr, int 
 			    struct sym_info *out);
 
 /* Resolves an address in the [vdso] mapping given its offset in the vdso image. The image is
- * read from this process (the kernel gives every native process the same one); unknown gives
+ * the object cache's copy of this process's (the kernel gives every native process the same
+ * one); unknown gives
  * "[vdso]+0xOFF". symbolizer_resolve_file routes the path "[vdso]" here. */
 void symbolizer_resolve_vdso(struct symbolizer *s, uint64_t offset, int is_return,
 			     struct sym_info *out);
 
 /* ---- pieces exposed for unit tests and the fuzzer ---- */
-
-/* One PT_LOAD segment of an ELF file. */
-struct sym_segment {
-	uint64_t offset, vaddr, filesz;
-};
-
-/*
- * Translates a file offset to the ELF virtual address that the symbol table uses, given the
- * object's PT_LOAD segments: vaddr = offset - seg.offset + seg.vaddr for the segment holding it.
- * Returns 0 and *out, or -1 when no segment holds the offset.
- */
-int sym_offset_to_vaddr(const struct sym_segment *segs, size_t nsegs, uint64_t offset,
-			uint64_t *out);
 
 /* The longest name kept from a perf map, in bytes: a longer one (a JIT may write anything) is
  * cut at a character boundary and ends in "…", so one line cannot cost memory all the way

@@ -4,6 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "runner/objcache.h"
 #include "runner/symbols/symbolize.h"
 
 #include "common/error.h"
@@ -60,49 +61,49 @@ static int find_mapping(uintptr_t addr, char *path, size_t pathsz, uint64_t *off
 	return found;
 }
 
-/* ---- sym_offset_to_vaddr ---- */
+/* ---- obj_offset_to_vaddr ---- */
 
 static void test_offset_to_vaddr(void **state)
 {
 	uint64_t v;
 	/* PIE / shared library: first segment at 0, offsets equal addresses in the text. */
-	const struct sym_segment pie[] = {
-	        {0x0, 0x0, 0x1000},
-	        {0x1000, 0x1000, 0x3000},
-	        {0x4000, 0x4000, 0x800},
-	        {0x4df0, 0x5df0, 0x300}, /* data: vaddr - offset = 0x1000 */
+	const struct obj_segment pie[] = {
+	        {0x0, 0x0, 0x1000, 0x1000},
+	        {0x1000, 0x1000, 0x3000, 0x3000},
+	        {0x4000, 0x4000, 0x800, 0x800},
+	        {0x4df0, 0x5df0, 0x300, 0x300}, /* data: vaddr - offset = 0x1000 */
 	};
-	assert_int_equal(sym_offset_to_vaddr(pie, 4, 0x1234, &v), 0);
+	assert_int_equal(obj_offset_to_vaddr(pie, 4, 0x1234, &v), 0);
 	assert_int_equal(v, 0x1234);
-	assert_int_equal(sym_offset_to_vaddr(pie, 4, 0x0, &v), 0);
+	assert_int_equal(obj_offset_to_vaddr(pie, 4, 0x0, &v), 0);
 	assert_int_equal(v, 0x0);
-	assert_int_equal(sym_offset_to_vaddr(pie, 4, 0x4df0, &v), 0);
+	assert_int_equal(obj_offset_to_vaddr(pie, 4, 0x4df0, &v), 0);
 	assert_int_equal(v, 0x5df0);
-	assert_int_equal(sym_offset_to_vaddr(pie, 4, 0x50ef, &v), 0);
+	assert_int_equal(obj_offset_to_vaddr(pie, 4, 0x50ef, &v), 0);
 	assert_int_equal(v, 0x60ef);
 	/* past the end of every segment */
-	assert_int_equal(sym_offset_to_vaddr(pie, 4, 0x50f0, &v), -1);
-	assert_int_equal(sym_offset_to_vaddr(pie, 4, 0x4800, &v), -1); /* gap between segments */
+	assert_int_equal(obj_offset_to_vaddr(pie, 4, 0x50f0, &v), -1);
+	assert_int_equal(obj_offset_to_vaddr(pie, 4, 0x4800, &v), -1); /* gap between segments */
 
 	/* non-PIE executable linked at 0x400000 */
-	const struct sym_segment exec[] = {
-	        {0x0, 0x400000, 0x600},
-	        {0x1000, 0x401000, 0x2345},
-	        {0x4000, 0x404000, 0x100},
+	const struct obj_segment exec[] = {
+	        {0x0, 0x400000, 0x600, 0x600},
+	        {0x1000, 0x401000, 0x2345, 0x2345},
+	        {0x4000, 0x404000, 0x100, 0x100},
 	};
-	assert_int_equal(sym_offset_to_vaddr(exec, 3, 0x1136, &v), 0);
+	assert_int_equal(obj_offset_to_vaddr(exec, 3, 0x1136, &v), 0);
 	assert_int_equal(v, 0x401136);
-	assert_int_equal(sym_offset_to_vaddr(exec, 3, 0x3344, &v), 0);
+	assert_int_equal(obj_offset_to_vaddr(exec, 3, 0x3344, &v), 0);
 	assert_int_equal(v, 0x403344);
-	assert_int_equal(sym_offset_to_vaddr(exec, 3, 0x3345, &v), -1);
+	assert_int_equal(obj_offset_to_vaddr(exec, 3, 0x3345, &v), -1);
 
 	/* text segment whose vaddr differs from its offset (prelinked / odd linker scripts) */
-	const struct sym_segment odd[] = {{0x2000, 0x7000, 0x1000}};
-	assert_int_equal(sym_offset_to_vaddr(odd, 1, 0x2abc, &v), 0);
+	const struct obj_segment odd[] = {{0x2000, 0x7000, 0x1000, 0x1000}};
+	assert_int_equal(obj_offset_to_vaddr(odd, 1, 0x2abc, &v), 0);
 	assert_int_equal(v, 0x7abc);
-	assert_int_equal(sym_offset_to_vaddr(odd, 1, 0x1fff, &v), -1);
-	assert_int_equal(sym_offset_to_vaddr(odd, 1, 0x3000, &v), -1);
-	assert_int_equal(sym_offset_to_vaddr(NULL, 0, 0, &v), -1);
+	assert_int_equal(obj_offset_to_vaddr(odd, 1, 0x1fff, &v), -1);
+	assert_int_equal(obj_offset_to_vaddr(odd, 1, 0x3000, &v), -1);
+	assert_int_equal(obj_offset_to_vaddr(NULL, 0, 0, &v), -1);
 }
 
 /* ---- perf maps ---- */
@@ -306,7 +307,7 @@ static void test_resolve_own_function(void **state)
 	assert_int_equal(find_mapping((uintptr_t)&ciprof_test_target, path, sizeof(path), &off), 0);
 	assert_true(path[0] == '/');
 
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct sym_info si;
 	symbolizer_resolve_file(s, path, off, 0, &si);
 	assert_string_equal(si.function, "ciprof_test_target");
@@ -353,7 +354,7 @@ static void test_resolve_libc(void **state)
 	assert_int_equal(find_mapping((uintptr_t)fn, path, sizeof(path), &off), 0);
 	assert_non_null(strstr(path, "libc.so.6"));
 
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct sym_info si;
 	symbolizer_resolve_file(s, path, off, 0, &si);
 	if (!strstr(si.function, "getppid"))
@@ -382,7 +383,7 @@ static void test_reopen_after_eviction(void **state)
 	assert_int_equal(find_mapping((uintptr_t)dlsym(RTLD_DEFAULT, "getppid"), libc, sizeof(libc),
 	                              &libc_off),
 	                 0);
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	symbolizer_set_max_open(s, 1);
 	struct sym_info si;
 	for (uint64_t i = 0; i < 3; i++) {
@@ -396,7 +397,7 @@ static void test_reopen_after_eviction(void **state)
 
 static void test_resolve_unknown(void **state)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct sym_info si;
 	symbolizer_resolve_file(s, "/nonexistent/dir/libfoo.so.1", 0x1234, 0, &si);
 	assert_string_equal(si.function, "libfoo.so.1+0x1234");
@@ -456,7 +457,7 @@ static void test_resolve_jit(void **state)
 	      f);
 	fclose(f);
 
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct sym_info si;
 	symbolizer_resolve_jit(s, pid, 0x7f1234560010, 0, &si);
 	assert_string_equal(si.function, "py::outer:/srv/app.py");
@@ -539,7 +540,7 @@ static void test_resolve_vdso(void **state)
 	uint64_t off;
 	if (vdso_symbol_offset("__vdso_clock_gettime", &off) < 0)
 		skip();
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct sym_info si;
 	symbolizer_resolve_vdso(s, off + 2, 0, &si);
 	if (!strstr(si.function, "clock_gettime"))
@@ -700,7 +701,7 @@ static void test_separate_debuginfo(void **state)
 	/* the stripped file alone really knows nothing about hidden_helper */
 	assert_int_equal(run("nm %s 2>/dev/null | grep -q hidden_helper", link), -1);
 
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	char *path_list = NULL;
 	if (asprintf(&path_list, ":.debug:%s", dbgdir) < 0)
 		fail();
@@ -719,7 +720,7 @@ static void test_separate_debuginfo(void **state)
 
 	/* Without lines from separate debug files (what the runner asks for): the same names,
 	 * but files and lines only where the object has its own DWARF. */
-	s = symbolizer_new();
+	s = symbolizer_new(NULL);
 	if (asprintf(&path_list, ":.debug:%s", dbgdir) < 0)
 		fail();
 	symbolizer_set_debuginfo_path(s, path_list);
@@ -743,7 +744,7 @@ static void test_separate_debuginfo(void **state)
 	symbolizer_free(s);
 
 	/* the stripped copy with its debug info out of reach: the exported function only */
-	s = symbolizer_new();
+	s = symbolizer_new(NULL);
 	uint64_t entry;
 	assert_int_equal(symbol_file_offset(dbg, bid, "ciprof_dbg_entry", &entry), 0);
 	struct sym_info si;
@@ -790,7 +791,7 @@ static void test_non_pie_executable(void **state)
 	uint64_t off;
 	assert_int_equal(symbol_file_offset(prog, prog, "hidden_helper", &off), 0);
 	assert_true(off < 0x400000); /* really an offset, not the address */
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	expect_helper(s, prog, off, "non-PIE");
 	expect_helper(s, prog, off + 1, "non-PIE");
 	struct sym_info si;

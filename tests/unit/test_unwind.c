@@ -163,7 +163,7 @@ static int teardown(void **state)
 static void test_own_stack(void **state)
 {
 	(void)state;
-	struct unwinder *u = unwinder_new();
+	struct unwinder *u = unwinder_new(NULL);
 	uint64_t ips[64];
 	enum unwind_end end;
 	size_t n = unwinder_unwind(u, maps, nmaps, &snap.regs, snap.stack, snap.sp, snap.len, ips,
@@ -189,7 +189,7 @@ static void test_own_stack(void **state)
 static void test_short_copy(void **state)
 {
 	(void)state;
-	struct unwinder *u = unwinder_new();
+	struct unwinder *u = unwinder_new(NULL);
 	uint64_t full[64], ips[64];
 	size_t nfull = unwinder_unwind(u, maps, nmaps, &snap.regs, snap.stack, snap.sp, snap.len,
 	                               full, 64, NULL);
@@ -220,7 +220,7 @@ static void test_short_copy(void **state)
 static void test_missing_registers_and_maps(void **state)
 {
 	(void)state;
-	struct unwinder *u = unwinder_new();
+	struct unwinder *u = unwinder_new(NULL);
 	uint64_t ips[64];
 	enum unwind_end end;
 	struct unwind_regs r = snap.regs;
@@ -252,7 +252,7 @@ static void test_missing_registers_and_maps(void **state)
 static void test_garbage_stack(void **state)
 {
 	(void)state;
-	struct unwinder *u = unwinder_new();
+	struct unwinder *u = unwinder_new(NULL);
 	static unsigned char junk[4096];
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 	for (size_t i = 0; i < sizeof(junk); i++) {
@@ -277,7 +277,7 @@ static void test_garbage_stack(void **state)
 static void test_space_cache(void **state)
 {
 	(void)state;
-	struct unwinder *u = unwinder_new();
+	struct unwinder *u = unwinder_new(NULL);
 	uint64_t ips[64];
 	unwinder_unwind(u, maps, nmaps, &snap.regs, snap.stack, snap.sp, snap.len, ips, 64, NULL);
 	unwinder_unwind(u, maps, nmaps, &snap.regs, snap.stack, snap.sp, snap.len, ips, 64, NULL);
@@ -540,7 +540,7 @@ static const struct unwind_map *map_of(uint64_t pc)
 static void test_fix_leaf(void **state)
 {
 	(void)state;
-	struct unwinder *u = unwinder_new();
+	struct unwinder *u = unwinder_new(NULL);
 	uint64_t caller_lo = (uint64_t)(uintptr_t)leaf_caller;
 	for (int clobber = 0; clobber <= 1; clobber++) {
 		leaf_caller(clobber);
