@@ -10,7 +10,9 @@
 # fetched: when another job saved in between, the push is refused, and save fetches again,
 # merges again (ciprof merge copies each run once) and retries, so two racing jobs both keep
 # their runs. Runs in the current git repository with its remote "origin" (CIPROF_HISTORY_REMOTE
-# overrides); credentials come from git's configuration (e.g. GIT_CONFIG_COUNT variables).
+# overrides: a remote's name or a URL); credentials come from git's configuration (e.g.
+# GIT_CONFIG_COUNT variables). CIPROF_HISTORY_PUSH_OPTION, when set, is sent with the push
+# (git push -o; GitLab: ci.skip, so the push starts no pipeline).
 set -euo pipefail
 
 die() { echo "ciprof-history: $*" >&2; exit 1; }
@@ -62,7 +64,9 @@ save)
 		blob=$(git hash-object -w "$work/history.db")
 		tree=$(printf '100644 blob %s\tciprof.db\n' "$blob" | git mktree)
 		commit=$(git -c user.name=ciprof -c user.email=ciprof@localhost commit-tree "$tree" -m "ciprof history")
-		if git push -q --force-with-lease="refs/heads/$branch:$old" "$remote" "$commit:refs/heads/$branch" 2>"$work/push.err"; then
+		popt=()
+		[ -n "${CIPROF_HISTORY_PUSH_OPTION:-}" ] && popt=(-o "$CIPROF_HISTORY_PUSH_OPTION")
+		if git push -q "${popt[@]}" --force-with-lease="refs/heads/$branch:$old" "$remote" "$commit:refs/heads/$branch" 2>"$work/push.err"; then
 			echo "ciprof-history: saved $db to $branch (attempt $attempt)"
 			exit 0
 		fi

@@ -9,13 +9,16 @@ and ${{ }} expressions are evaluated (a small subset: contexts github, inputs, s
 runner; literals; ! == != && || and parentheses; success() failure() always() cancelled()
 startsWith() contains()). Of the `uses:` actions, actions/cache/{restore,save} and
 actions/{upload,download}-artifact are emulated with folders under --state; every other one
-(actions/checkout, ...) is skipped, and the log says so.
+(actions/checkout, ...) is skipped, and the log says so. A job's `concurrency:` group
+(evaluated) makes jobs of one group wait for each other (a lock under --state); GitHub's
+cancelling of pending runs is not simulated.
 
 gitlab: runs one job of a .gitlab-ci.yml that extends the template's hidden job: `extends:`
 merged, workflow and job `rules:` evaluated ($VAR, "strings", == != && || parentheses),
 variables expanded, the cache pulled before and pushed after as its policy says (folders
 under --state), before_script + script run as one bash script with errexit, artifacts
-checked and copied under --state. `include:` is not fetched: the template is given with
+checked and copied under --state; `resource_group:` (expanded) makes jobs of one group wait for
+each other (a lock under --state). `include:` is not fetched: the template is given with
 --template. With --component FILE, the .gitlab-ci.yml includes ciprof as a CI/CD component:
 FILE's `spec: inputs:` are checked against the include's `inputs:` (unknown names, missing
 required ones, values outside `options:`), `$[[ inputs.NAME ]]` is interpolated in its keys
@@ -24,6 +27,8 @@ and values, and its own `include: local:` of the template is the --template file
 Every line a step prints is also appended to --log. Exit status: 0 when the job succeeded.
 """
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -321,7 +326,11 @@ class GitHub:
             say(f"job {job_name}: skipped by its if:")
             return 0, "skipped"
         env = {k: interpolate(v, ctx) for k, v in (job.get("env") or {}).items()}
-        status = self.run_steps(job["steps"], {}, env, None)
+        conc = job.get("concurrency") or wf.get("concurrency")
+        group = interpolate(conc.get("group", "") if isinstance(conc, dict) else conc, ctx) \
+            if conc else ""
+        with group_lock(self.state, "concurrency", group):
+            status = self.run_steps(job["steps"], {}, env, None)
         return (0 if status == "success" else 1), status
 
     def run_steps(self, steps, inputs, env_base, action_path, parent_status="success"):
@@ -486,6 +495,28 @@ class GitHub:
         shutil.copytree(src, dest, dirs_exist_ok=True)
         say(f"actions/download-artifact (emulated): {w['name']} of run {run_id} -> {dest}")
         return "success", {}
+
+
+@contextlib.contextmanager
+def group_lock(state, kind, name):
+    """Holds the state folder's lock for concurrency group NAME for the block: jobs of one
+    group (GitHub concurrency:, GitLab resource_group:) run one at a time, the others wait,
+    as both CIs queue them (cancel-in-progress is not simulated)."""
+    if not name:
+        yield
+        return
+    d = os.path.join(state, "groups")
+    os.makedirs(d, exist_ok=True)
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    with open(os.path.join(d, f"{kind}-{safe}.lock"), "w") as f:
+        say(f"{kind} (emulated): waiting for {name!r}")
+        fcntl.flock(f, fcntl.LOCK_EX)
+        say(f"{kind} (emulated): holding {name!r}")
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+            say(f"{kind} (emulated): released {name!r}")
 
 
 # --- GitLab ---------------------------------------------------------------------------------
@@ -670,6 +701,10 @@ def gitlab(args):
             say(f"job {args.job}: no rule matches; not run")
             return 0
     project = variables["CI_PROJECT_DIR"]
+    # resource_group: the job (cache pull to cache push) waits for the group's other jobs.
+    held = contextlib.ExitStack()
+    held.enter_context(group_lock(args.state, "resource_group",
+                                  expand(job.get("resource_group", ""), variables)))
     cache = job.get("cache")
     caches = cache if isinstance(cache, list) else [cache] if cache else []
     root = os.path.join(args.state, "gl-cache")
@@ -719,6 +754,7 @@ def gitlab(args):
                     (f", exposed as {art['expose_as']!r}" if "expose_as" in art else ""))
             else:
                 say(f"artifacts (emulated): {pth} missing")
+    held.close()
     return p.returncode
 
 

@@ -143,6 +143,8 @@ check(cb == {"$CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "$CI_DEFAULT_BRANCH"},
 check(any(".ciprof-install/" in c["paths"] for c in j["cache"]), "ciprof's build is cached")
 gtext = open(f"{tpl}/gitlab/ciprof.gitlab-ci.yml").read()
 check("CI_JOB_TOKEN" in gtext, "a private mirror is cloned with CI_JOB_TOKEN")
+check(j.get("resource_group") == "ciprof-$CI_COMMIT_REF_SLUG",
+      "a branch's jobs run one at a time (resource_group), so no default-branch run is lost")
 check("distributed cache" in gtext, "the distributed-cache note is there")
 check("CIPROF_RUN_HZ" not in gtext and "--hz" not in "\n".join(j["script"]),
       "the template forces no rate")

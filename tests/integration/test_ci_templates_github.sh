@@ -11,7 +11,9 @@
 # renders the comment again from the artifact's database (never the fork's Markdown) and posts
 # it, is skipped for same-repository PRs and green without an artifact; a pinned release is
 # installed only when its SHA-256 matches; with history-branch, a push saves the database to a
-# branch of the repository and a PR finds its baseline there after every cache was evicted.
+# branch of the repository and a PR finds its baseline there after every cache was evicted;
+# two pushes to main at once are run in turn by the example's concurrency group (emulated as a
+# lock) and the newest saved database holds both runs.
 # actions/checkout is skipped (the work tree is
 # prepared here); the cache and artifact actions are emulated; sudo, apt-get and sysctl are
 # recording stand-ins, so nothing on this machine is changed.
@@ -360,7 +362,45 @@ expect_grep "restored from the branch" "$TMP/hist2.out" "restored $WS/.ciprof/ci
 expect_no_grep "a baseline all the same" "$STATE/gh-artifacts/121/ciprof-report/report.json" '"no_baseline": true'
 expect_eq "a PR does not push the history" "$(step_outcome hist2 "ciprof - save to the history branch")" skipped
 
+# --- 10. two pushes to main at once: the example's concurrency group runs them in turn ------
+# A's suite waits until B is queued on the group, or has restored main's database (which it
+# may only do when nothing serialises them): without the group both restore the same
+# database, and the newest save lacks the other's run.
+newest_db() { ls -td "$STATE"/gh-cache/ciprof-db-main-* 2>/dev/null | head -n1; }
+n_runs() {
+	"$CIPROF" runs --db "$1/ciprof.db" --limit 100000 --format json 2>/dev/null |
+		python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))' 2>/dev/null || echo none
+}
+n0=0 # section 9 evicted every database cache
+[ -z "$(newest_db)" ] || n0=$(n_runs "$(newest_db)")
+WAIT_B="for i in \$(seq 3000); do grep -qE \"concurrency \\(emulated\\): waiting for|restored ciprof-db-main\" \"$TMP/ccB.out\" 2>/dev/null && break; sleep 0.1; done"
+python3 - "$WF/ciprof.yml" "$TMP/ccA.yml" "$WAIT_B" <<'PY'
+import sys, yaml
+wf = yaml.safe_load(open(sys.argv[1]))
+step = next(s for s in wf["jobs"]["profile"]["steps"] if "ci-templates/github" in s.get("uses", ""))
+step["with"]["command"] = sys.argv[3] + "; " + step["with"]["command"]
+yaml.safe_dump(wf, open(sys.argv[2], "w"))
+PY
+for w in ccA ccB; do
+	git clone -q --branch main "$WS" "$TMP/$w" || fail "git clone"
+done
+JOB_WS="$TMP/ccA" EVENT_FILE="$TMP/push.event.json" job ccA 130 push refs/heads/main main "$TMP/ccA.yml" profile &
+pid_a=$!
+for i in $(seq 3000); do
+	grep -q "concurrency (emulated): holding 'ciprof-refs/heads/main'" "$TMP/ccA.out" 2>/dev/null && break
+	sleep 0.1
+done
+JOB_WS="$TMP/ccB" EVENT_FILE="$TMP/push.event.json" job ccB 131 push refs/heads/main main "$WF/ciprof.yml" profile &
+pid_b=$!
+wait "$pid_a" "$pid_b"
+expect_grep "A ran" "$TMP/ccA.out" "job profile: success"
+expect_grep "B ran" "$TMP/ccB.out" "job profile: success"
+expect_grep "B waited for A" "$TMP/ccB.out" "concurrency (emulated): waiting for 'ciprof-refs/heads/main'"
+expect_grep "B restored A's save" "$TMP/ccB.out" "restored ciprof-db-main-130-1"
+expect_eq "the newest save holds both runs" "$(n_runs "$(newest_db)")" "$((n0 + 2))"
+expect_grep "a pull request's group is its own run" "$TMP/pr1.out" "concurrency (emulated): holding 'ciprof-101'"
+
 # --- the token ------------------------------------------------------------------------------
-expect_no_token "every job's output" "$TMP"/{push,pushfail,pr1,pr2,rerun,options,rel,gate,shallow,fork,companion,stale,same,none,release,badsum,hist1,hist2}.out \
+expect_no_token "every job's output" "$TMP"/{push,pushfail,pr1,pr2,rerun,options,rel,gate,shallow,fork,companion,stale,same,none,release,badsum,hist1,hist2,ccA,ccB}.out \
 	"$TMP"/*.summary.md
 finish

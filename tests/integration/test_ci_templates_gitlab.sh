@@ -6,9 +6,16 @@
 # database to the (emulated) cache; merge request pipelines pull it, report, keep
 # ciprof-report/ as exposed artifacts and post then update one MR note; CIPROF_RUN_OPTIONS
 # reach ciprof run; an MR into a branch never profiled says why there is no baseline; a
-# branch pipeline without an MR runs nothing. `include:` is not fetched (the template is
-# passed in), image and tags are not simulated, and ciprof's source comes from
-# CIPROF_SOURCE_DIR instead of a clone; sudo and apt-get are recording stand-ins.
+# branch pipeline without an MR runs nothing; a re-run (retried job) updates the same note; a
+# shallow clone is deepened to the merge-base; a failing suite on the default branch still
+# pushes its run; a pinned release is installed only with the right SHA-256; a private mirror
+# of ciprof on this GitLab is fetched with CI_JOB_TOKEN as a header (and no other host gets
+# it); two default-branch pipelines at once are serialised by resource_group and keep both
+# runs; with CIPROF_HISTORY_BRANCH the database is pushed to a branch of the project (with
+# ci.skip) and found there after every cache is gone. `include:` is not fetched (the template
+# is passed in), image and tags are not simulated; the project's and the mirror's git remotes
+# are bare repositories behind a fake GitLab git server on loopback (fake_git_http.py); sudo
+# and apt-get are recording stand-ins.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/forge_lib.sh"
 
@@ -51,13 +58,14 @@ __attribute__((noinline)) static void work(long n)
 int main(int argc, char **argv)
 {
 	work(argc > 1 ? atol(argv[1]) : 10);
-	return 0;
+	return getenv("SPIN_FAIL") ? 1 : 0;
 }
 EOF
 printf 'build/\n' >.gitignore
 printf 'run:\n  hz: 173\n' >.ciprof.yml # the template must not override it
 git init -q -b main . && git -c user.name=t -c user.email=t@e add -A &&
 	git -c user.name=t -c user.email=t@e commit -q -m "widgets" || fail "git"
+MAIN_SHA=$(git rev-parse HEAD)
 git checkout -q -b feature
 sed -i 's/spin 60/spin 90/' CMakeLists.txt
 git -c user.name=t -c user.email=t@e commit -q -am "slower" || fail "git"
@@ -65,21 +73,68 @@ git -c user.name=t -c user.email=t@e commit -q -am "slower" || fail "git"
 forge_start api gitlab --number 7
 API_LOG=$FORGE_LOG
 
+# The fake GitLab's git server: the project (octo/widgets) and a private mirror of ciprof
+# (ciprof/ciprof, this source tree's tracked files at a tag v0.1.0). The job token may read;
+# HISTORY_TOKEN (a project access token with write_repository) may also push.
+JOB_TOKEN="glcbt-ciprofJobToken$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+HISTORY_TOKEN="glpat-ciprofHistory$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+GIT_ROOT="$TMP/git-server"
+mkdir -p "$GIT_ROOT/octo" "$GIT_ROOT/ciprof" "$TMP/mirror-src"
+git clone -q --bare "$WS" "$GIT_ROOT/octo/widgets.git" || fail "git clone --bare"
+git -C "$GIT_ROOT/octo/widgets.git" config receive.advertisePushOptions true
+printf '#!/bin/sh\necho "push options: ${GIT_PUSH_OPTION_0:-none}" >>"${FAKE_GIT_PUSH_LOG:-/dev/null}"\n' \
+	>"$GIT_ROOT/octo/widgets.git/hooks/pre-receive"
+chmod +x "$GIT_ROOT/octo/widgets.git/hooks/pre-receive"
+(cd "$CIPROF_SRC" && git ls-files -z | tar --null -T - -cf -) | tar -xf - -C "$TMP/mirror-src" ||
+	fail "cannot copy ciprof's tracked files"
+git -C "$TMP/mirror-src" init -q -b main && git -C "$TMP/mirror-src" add -A &&
+	git -C "$TMP/mirror-src" -c user.name=t -c user.email=t@e commit -q -m "ciprof" &&
+	git -C "$TMP/mirror-src" tag v0.1.0 &&
+	git clone -q --bare "$TMP/mirror-src" "$GIT_ROOT/ciprof/ciprof.git" || fail "cannot make the mirror"
+GIT_LOG="$TMP/git-server.jsonl"
+python3 "$CIPROF_SRC/tests/integration/fake_git_http.py" --root "$GIT_ROOT" --read "$JOB_TOKEN" \
+	--write "$HISTORY_TOKEN" --port-file "$TMP/git.port" --log "$GIT_LOG" --parent $$ \
+	2>"$TMP/git-server.err" &
+FORGE_PIDS+=($!) # stopped with the fake APIs
+for i in $(seq 1200); do
+	[ -s "$TMP/git.port" ] && break
+	sleep 0.05
+done
+[ -s "$TMP/git.port" ] || fail "the fake git server did not start: $(cat "$TMP/git-server.err")"
+GIT_URL="http://127.0.0.1:$(cat "$TMP/git.port")"
+
+# runs_in DB: how many runs the database holds; last_exit DB: the newest run's exit code.
+runs_in() {
+	"$CIPROF" runs --db "$1" --limit 100000 --format json 2>/dev/null |
+		python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))' 2>/dev/null || echo none
+}
+last_exit() {
+	"$CIPROF" runs --db "$1" --limit 1 --format json 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["exit_code"])' 2>/dev/null || echo none
+}
+
 # pipeline NAME BRANCH [--env/--var ...]: one simulated job on a fresh checkout, of CI_FILE
 # (the example's job "ciprof" unless changed).
+# In $JOB_WS instead of $WS when set (then checked out already); CI_PIPELINE_ID is $PIPELINE
+# (default: a new one per call).
 CI_FILE=("$EXAMPLE" --job ciprof)
+PIPELINES=0
 pipeline() {
-	local name=$1 branch=$2
+	local name=$1 branch=$2 ws=${JOB_WS:-$WS}
 	shift 2
-	git -C "$WS" checkout -q "$branch"
-	rm -rf "$WS/.ciprof" "$WS/.ciprof-install" "$WS/.project-setup-ran" "$WS/ciprof-report" "$STATE/gl-artifacts"
+	PIPELINES=$((PIPELINES + 1))
+	[ -n "${JOB_WS:-}" ] || git -C "$WS" checkout -q "$branch"
+	rm -rf "$ws/.ciprof" "$ws/.ciprof-install" "$ws/.project-setup-ran" "$ws/ciprof-report" "$STATE/gl-artifacts"
 	RC=0
 	python3 "$SIM" gitlab "${CI_FILE[@]}" --template "$TEMPLATE" --state "$STATE" \
 		--log "$TMP/$name.log" \
 		--env PATH="$SHIMS:$PATH" --env HOME="$TMP" --env TMPDIR="$RUNNER_TMP" --env CI=true \
-		--env GITLAB_CI=true --env CI_PROJECT_DIR="$WS" --env CI_DEFAULT_BRANCH=main \
+		--env GITLAB_CI=true --env CI_PROJECT_DIR="$ws" --env CI_DEFAULT_BRANCH=main \
 		--env CI_API_V4_URL="$FORGE_URL/api/v4" --env CI_PROJECT_ID=5 --env CI_JOB_NAME=ciprof \
-		--env CI_COMMIT_SHA="$(git -C "$WS" rev-parse HEAD)" --env SHIM_LOG="$TMP/shims.log" \
+		--env CI_SERVER_URL="$GIT_URL" --env CI_PROJECT_PATH=octo/widgets --env CI_JOB_TOKEN="$JOB_TOKEN" \
+		--env CI_PIPELINE_ID="${PIPELINE:-$((500 + PIPELINES))}" --env CI_JOB_ID="$((900 + PIPELINES))" \
+		--env CI_COMMIT_REF_SLUG="$branch" --env GIT_TERMINAL_PROMPT=0 \
+		--env CI_COMMIT_SHA="$(git -C "$ws" rev-parse HEAD)" --env SHIM_LOG="$TMP/shims.log" \
 		--env CIPROF_HTTP_BACKOFF_MS=5 --env CIPROF_HTTP_MAX_WAIT_MS=3000 \
 		--var CIPROF_SOURCE_DIR="$CIPROF_SRC" "$@" >"$TMP/$name.out" 2>&1 </dev/null || RC=$?
 	ln -sf "$name.out" "$TMP/$name.err"
@@ -201,5 +256,131 @@ CI_FILE=("$TMP/component-bad.gitlab-ci.yml" --component "$CIPROF_SRC/templates/c
 pipeline compbad feature "${MR_ENV[@]}"
 expect_grep "a misspelt input is refused, as GitLab does" "$TMP/compbad.out" "unknown input 'comand'"
 
-expect_no_token "every job's output" "$TMP"/{main,mr1,mr2,opts,rel,notoken,branch,comp,compgate}.out
+CI_FILE=("$EXAMPLE" --job ciprof)
+
+# --- 7. a re-run: the MR job retried in the same pipeline updates the same note --------------
+puts=$(forge_count "$API_LOG" PUT .)
+PIPELINE=777 pipeline try1 feature "${MR_ENV[@]}" --var CIPROF_GITLAB_TOKEN="$TOKEN"
+PIPELINE=777 pipeline retry feature "${MR_ENV[@]}" --var CIPROF_GITLAB_TOKEN="$TOKEN"
+expect_rc "the retried job succeeds" 0 retry
+expect_eq "still one POST after the retry" "$(forge_count "$API_LOG" POST .)" 1
+expect_eq "the retry updated the note" "$(forge_count "$API_LOG" PUT .)" "$((puts + 2))"
+expect_eq "the note is the retry's report" \
+	"$(forge_query "$API_LOG" '[r for r in reqs if r["method"] == "PUT"][-1]["body"]["body"] == open("'"$STATE/gl-artifacts/ciprof/ciprof-report/report.md"'").read()')" True
+
+# --- 8. a shallow clone (GIT_DEPTH 50) is deepened until the merge-base is found -----------
+for i in $(seq 1 60); do
+	git -C "$WS" -c user.name=t -c user.email=t@e commit -q --allow-empty -m "f$i" || fail "git commit"
+done
+git -C "$WS" push -q "$GIT_ROOT/octo/widgets.git" feature || fail "git push"
+git clone -q --depth 50 --branch feature "file://$GIT_ROOT/octo/widgets.git" "$TMP/shallow" || fail "shallow clone"
+[ "$(git -C "$TMP/shallow" rev-parse --is-shallow-repository)" = true ] || fail "no shallow clone"
+git -C "$TMP/shallow" merge-base HEAD "$MAIN_SHA" >/dev/null 2>&1 && fail "the shallow clone already has the merge-base"
+JOB_WS="$TMP/shallow" pipeline shallow feature "${MR_ENV[@]}"
+expect_rc "MR pipeline in a shallow clone" 0 shallow
+mb=$("$CIPROF" runs --db "$TMP/shallow/.ciprof/ciprof.db" --limit 1 --format json 2>/dev/null |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0].get("merge_base"))' 2>&1)
+expect_eq "the run records the merge-base, found by deepening" "$mb" "$MAIN_SHA"
+expect_no_grep "a baseline was found" "$STATE/gl-artifacts/ciprof/ciprof-report/report.json" '"no_baseline": true'
+git -C "$WS" reset -q --hard "$(git -C "$WS" rev-parse feature~60)" || fail "git reset"
+
+# --- 9. a failing suite on the default branch: the job fails, its run is still pushed -------
+CACHED="$STATE/gl-cache/ciprof-db-main/.ciprof/ciprof.db"
+n0=$(runs_in "$CACHED")
+pipeline mainfail main --env CI_PIPELINE_SOURCE=push --env CI_COMMIT_BRANCH=main \
+	--env CI_COMMIT_REF_NAME=main --env SPIN_FAIL=1
+expect_rc "a failing suite fails the job with its status (ctest: 8)" 8 mainfail
+expect_grep "the failure is said" "$TMP/mainfail.out" "the test command failed"
+expect_grep "the cache is pushed after a failure" "$TMP/mainfail.out" "cache (emulated): pushed ciprof-db-main"
+expect_eq "the failing run is in the pushed database" "$(runs_in "$CACHED")" "$((n0 + 1))"
+expect_eq "with its exit code" "$(last_exit "$CACHED")" 8
+
+# --- 11. a private mirror of ciprof on this GitLab: fetched with CI_JOB_TOKEN as a header ----
+: >"$GIT_LOG"
+pipeline mirror feature "${MR_ENV[@]}" --var CIPROF_SOURCE_DIR= --var CIPROF_REPO="$GIT_URL/ciprof/ciprof.git"
+expect_rc "MR pipeline with ciprof from the private mirror" 0 mirror
+expect_eq "the mirror was read with the job token" \
+	"$(forge_query "$GIT_LOG" 'sorted({(r["user"], r["auth"], r["status"]) for r in reqs if r["path"].startswith("/ciprof/")})')" \
+	"[('gitlab-ci-token', 'read', 200)]"
+expect_grep "the mirror's source is the cached build's" "$TMP/mirror.out" "ciprof: the cached build of this source"
+pipeline badjob feature "${MR_ENV[@]}" --var CIPROF_SOURCE_DIR= --var CIPROF_REPO="$GIT_URL/ciprof/ciprof.git" \
+	--env CI_JOB_TOKEN=glcbt-wrong
+expect_rc "a job token the mirror refuses fails the job" 1 badjob
+expect_grep "it says what it could not fetch" "$TMP/badjob.out" "ciprof: cannot fetch v0.1.0 of $GIT_URL/ciprof/ciprof.git"
+: >"$GIT_LOG"
+other="http://localhost:${GIT_URL##*:}/ciprof/ciprof.git" # the same server under another host name
+pipeline otherhost feature "${MR_ENV[@]}" --var CIPROF_SOURCE_DIR= --var CIPROF_REPO="$other"
+expect_rc "a mirror on another host gets no job token (and refuses)" 1 otherhost
+expect_eq "no credentials went to the other host" \
+	"$(forge_query "$GIT_LOG" 'sorted({r["auth"] for r in reqs})')" "['none']"
+
+# --- 12. two default-branch pipelines at once: resource_group runs them one after the other --
+# A's suite waits until B is queued on the resource group, or has pulled the cache (which it
+# may only do when nothing serialises them): without resource_group both pull the same
+# database, and the later push loses the other's run.
+n0=$(runs_in "$CACHED")
+for w in rgA rgB; do
+	git clone -q --branch main "$WS" "$TMP/$w" || fail "git clone"
+done
+WAIT_B="for i in \$(seq 3000); do grep -qE \"resource_group \\(emulated\\): waiting for|cache \\(emulated\\): (pulled|no cache) ciprof-db-main\" \"$TMP/rgB.out\" 2>/dev/null && break; sleep 0.1; done"
+MAIN_ENV=(--env CI_PIPELINE_SOURCE=push --env CI_COMMIT_BRANCH=main --env CI_COMMIT_REF_NAME=main)
+JOB_WS="$TMP/rgA" pipeline rgA main "${MAIN_ENV[@]}" --var CIPROF_COMMAND="$WAIT_B; ctest --test-dir build" &
+pid_a=$!
+for i in $(seq 3000); do
+	grep -q "holding 'ciprof-main'" "$TMP/rgA.out" 2>/dev/null && break
+	sleep 0.1
+done
+JOB_WS="$TMP/rgB" pipeline rgB main "${MAIN_ENV[@]}" &
+pid_b=$!
+wait "$pid_a" "$pid_b"
+expect_grep "A ran" "$TMP/rgA.out" "job ciprof: success"
+expect_grep "B ran" "$TMP/rgB.out" "job ciprof: success"
+expect_grep "B waited for A" "$TMP/rgB.out" "resource_group (emulated): waiting for 'ciprof-main'"
+expect_eq "both runs are in the cached database" "$(runs_in "$CACHED")" "$((n0 + 2))"
+expect_grep "merge requests wait only for their own branch" "$TMP/mr1.out" "waiting for 'ciprof-feature'"
+
+# --- 13. the history branch: pushed on the default branch, found after the cache is gone ----
+: >"$GIT_LOG"
+pipeline histro main "${MAIN_ENV[@]}" --var CIPROF_HISTORY_BRANCH=ciprof-history --var CIPROF_HISTORY_ATTEMPTS=1
+expect_rc "saving with a read-only job token fails the job" 1 histro
+expect_grep "the failed save is said" "$TMP/histro.out" "saving to the history branch ciprof-history failed"
+pipeline hist1 main "${MAIN_ENV[@]}" --var CIPROF_HISTORY_BRANCH=ciprof-history --var CIPROF_HISTORY_TOKEN="$HISTORY_TOKEN"
+expect_rc "default branch with a history branch" 0 hist1
+expect_grep "saved to the branch" "$TMP/hist1.out" "saved $WS/.ciprof/ciprof.db to ciprof-history"
+expect_eq "pushed with the project access token" \
+	"$(forge_query "$GIT_LOG" 'sorted({(r["user"], r["auth"], r["status"]) for r in reqs if r["service"] == "git-receive-pack" and r["method"] == "POST"})')" \
+	"[('ciprof', 'write', 200)]"
+expect_grep "the push skips CI (ci.skip)" "$GIT_LOG.push" "push options: ci.skip"
+hist_runs=$(git -C "$GIT_ROOT/octo/widgets.git" cat-file blob ciprof-history:ciprof.db >"$TMP/hist.db" 2>/dev/null && runs_in "$TMP/hist.db")
+expect_eq "the branch holds the cached history plus this run" "$hist_runs" "$(runs_in "$CACHED")"
+rm -rf "$STATE"/gl-cache/ciprof-db-* # every database cache gone (expired, cleared, another runner)
+pipeline hist2 feature "${MR_ENV[@]}" --var CIPROF_HISTORY_BRANCH=ciprof-history
+expect_rc "MR pipeline without any cache" 0 hist2
+expect_grep "no cache" "$TMP/hist2.out" "cache (emulated): no cache ciprof-db-main"
+expect_grep "restored from the branch with the job token" "$TMP/hist2.out" "restored $WS/.ciprof/ciprof.db from ciprof-history"
+expect_no_grep "a baseline all the same" "$STATE/gl-artifacts/ciprof/ciprof-report/report.json" '"no_baseline": true'
+expect_eq "the MR pushed nothing" "$(git -C "$GIT_ROOT/octo/widgets.git" cat-file blob ciprof-history:ciprof.db | cmp - "$TMP/hist.db" && echo same)" same
+
+# --- 14. a pinned release: installed when its SHA-256 matches, refused otherwise -------------
+# (last: the release then sits in the ciprof-bin cache, and a build from source would rebuild)
+"$CIPROF_SRC/scripts/package" --build-dir "$CIPROF_BUILD" --no-source --out "$TMP/dist" >"$TMP/package.out" 2>&1 ||
+	fail "scripts/package failed: $(cat "$TMP/package.out")"
+TGZ=$(ls "$TMP/dist"/*-linux-*.tar.gz)
+SUM=$(sha256sum "$TGZ" | cut -d' ' -f1)
+BAD=$(printf '%s' "$SUM" | tr '0-9a-f' '1-9a-f0')
+pipeline release feature "${MR_ENV[@]}" --var CIPROF_RELEASE_URL="file://$TGZ" --var CIPROF_RELEASE_SHA256="$SUM"
+expect_rc "MR pipeline with a pinned release" 0 release
+expect_grep "the release is installed" "$TMP/release.out" "installed $(basename "$TGZ") (SHA-256 checked)"
+expect_no_grep "nothing is built or fetched" "$TMP/release.out" "ciprof: built from"
+expect_grep "the release's ciprof reports" "$TMP/release.out" "ciprof: verdict"
+pipeline badsum feature "${MR_ENV[@]}" --var CIPROF_RELEASE_URL="file://$TGZ" --var CIPROF_RELEASE_SHA256="$BAD"
+expect_rc "a wrong SHA-256 fails the job" 1 badsum
+expect_grep "the mismatch is said" "$TMP/badsum.out" "does not have the SHA-256 in CIPROF_RELEASE_SHA256; not installed"
+
+outs=("$TMP"/{main,mr1,mr2,opts,rel,notoken,branch,comp,compgate,try1,retry,shallow,mainfail,release,badsum,mirror,badjob,otherhost,rgA,rgB,histro,hist1,hist2}.out)
+expect_no_token "every job's output" "${outs[@]}"
+for secret in "$JOB_TOKEN" "$HISTORY_TOKEN"; do
+	grep -qF -- "$secret" "${outs[@]}" "$GIT_LOG" && check_failed "a git token appears in the output or the server's log" ||
+		ok "a git token appears in no output"
+done
 finish
