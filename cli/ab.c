@@ -135,7 +135,7 @@ int ab_render(const struct ab_sides *s, const struct run_meta *base, const struc
 {
 	struct paired_judgement j;
 	info->looks = paired_planned_looks(info->max_rounds);
-	paired_judge(s->pa, o, info->looks, &j);
+	paired_judge(s->pa, o, info->max_rounds, 1, &j);
 	info->undecided = j.nundecided;
 	struct report_diff *d;
 	report_diff_new(&d, s->merged[0], 1, NULL, 0, s->merged[1], o);

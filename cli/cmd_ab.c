@@ -599,7 +599,6 @@ static int run_rounds(struct ab_run *st, const char **stopped)
 {
 	struct ab_args *a = st->a;
 	size_t max = (size_t)a->max_rounds;
-	size_t looks = paired_planned_looks(max);
 	*stopped = "rounds";
 	for (size_t round = 0; round < max; round++) {
 		double elapsed = now_seconds() - st->started;
@@ -638,7 +637,7 @@ static int run_rounds(struct ab_run *st, const char **stopped)
 			st->longest_round = took;
 		if (paired_is_look(round + 1, max)) {
 			struct paired_judgement j;
-			paired_judge(st->sides.pa, &a->opts, looks, &j);
+			paired_judge(st->sides.pa, &a->opts, max, round + 1 >= max, &j);
 			log_info("ab: round %zu: %zu judged, %zu slower, %zu faster, %zu undecided",
 			         round + 1, j.ntested, j.nslower, j.nfaster, j.nundecided);
 			size_t undecided = j.nundecided;

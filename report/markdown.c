@@ -827,7 +827,8 @@ static void ab_footer(struct strbuf *o, const struct report_diff *d, const struc
 	            "sampling %s; stopped after %zu of at most %zu rounds because %s. Per test "
 	            "and per function (self time), the mean log head/base ratio over the rounds, "
 	            "its error the larger of sampling error and the rounds' spread; "
-	            "Benjamini–Hochberg at FDR %.2g %% per look (%zu looks planned), minimum "
+	            "Benjamini–Hochberg at FDR %.2g %% at this, the final look (the interim ones "
+	            "of %zu planned shared a fifth of the error budget), minimum "
 	            "change %.2g %%, minimum share %.2g %% of samples.</sub>\n",
 	            ab->event, ab->rounds, ab->max_rounds, why, 100 * d->opts.alpha, ab->looks,
 	            100 * d->opts.min_change, 100 * d->opts.min_share);

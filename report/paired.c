@@ -179,6 +179,20 @@ int paired_is_look(size_t rounds, size_t max_rounds)
 	return rounds >= PAIRED_MIN_ROUNDS && rounds % 2 == 0;
 }
 
+double paired_look_alpha(double total, size_t rounds, size_t max_rounds, int final)
+{
+	size_t planned = paired_planned_looks(max_rounds);
+	if (planned < 2)
+		return total;
+	double interim = total * PAIRED_INTERIM_SHARE / (double)(planned - 1);
+	if (!final)
+		return interim;
+	size_t before = 0; /* interim looks taken before this one */
+	for (size_t r = 1; r < rounds && r < max_rounds; r++)
+		before += (size_t)paired_is_look(r, max_rounds);
+	return total - (double)before * interim;
+}
+
 /* Regularized incomplete beta I_x(a, b) by its continued fraction (modified Lentz). */
 static double beta_cf(double a, double b, double x)
 {
@@ -258,14 +272,17 @@ static double t_crit(double p, double df)
 	return hi;
 }
 
-void paired_judge(const struct paired *pa, const struct report_options *o, size_t looks,
-                  struct paired_judgement *out)
+void paired_judge(const struct paired *pa, const struct report_options *o, size_t max_rounds,
+                  int final, struct paired_judgement *out)
 {
 	memset(out, 0, sizeof(*out));
 	size_t R = pa->rounds, n = pa->nitems;
 	out->rounds = R;
-	out->looks = looks ? looks : 1;
-	out->alpha_look = o->alpha / (double)out->looks;
+	out->looks = paired_planned_looks(max_rounds > R ? max_rounds : R);
+	out->final = final;
+	out->alpha_look = paired_look_alpha(o->alpha, R, max_rounds > R ? max_rounds : R, final);
+	double same_alpha =
+	        paired_look_alpha(PAIRED_SAME_ALPHA, R, max_rounds > R ? max_rounds : R, final);
 	out->items = xcalloc(n ? n : 1, sizeof(*out->items));
 	out->n = n;
 	double bt = 0, ht = 0;
@@ -345,8 +362,7 @@ void paired_judge(const struct paired *pa, const struct report_options *o, size_
 		it->hi = expm1(est + crit * se);
 		/* Equivalence (two one-sided tests): the change is within the margin. */
 		double p_eq = fmax(t_sf((est + margin) / se, df), t_sf((margin - est) / se, df));
-		it->state = p_eq <= PAIRED_SAME_ALPHA / (double)out->looks ? PAIRED_SAME
-		                                                           : PAIRED_UNDECIDED;
+		it->state = p_eq <= same_alpha ? PAIRED_SAME : PAIRED_UNDECIDED;
 		p[nt] = it->p;
 		tested[nt++] = i;
 	}
@@ -393,6 +409,7 @@ void paired_apply(struct report_diff *d, const struct paired_judgement *j)
 	d->scale_estimated = 0;
 	d->scale_functions = 0;
 	d->scale_variance = 0;
+	d->shift_variance = 0;
 	size_t k = 0;
 	for (size_t i = 0; i < d->nitems; i++) {
 		struct report_item it = d->items[i];

@@ -3,9 +3,11 @@
  * those ratios across rounds is the item's noise, measured here and now: a paired t test. After each planned
  * look an item is decided slower/faster (a test on the mean log ratio, Benjamini-Hochberg across
  * items, the report's minimum change), decided the same (equivalence: the whole confidence
- * interval within the minimum change), or undecided. Each look spends alpha / looks
- * (Bonferroni over looks), so stopping at the first look where everything is decided keeps the
- * error rates. docs/ab.md explains the method. */
+ * interval within the minimum change), or undecided. The error budget is spent over the looks
+ * (Bonferroni): a fifth of it split over the interim looks, the rest, and whatever interim looks
+ * were not taken, at the final one, so stopping at the first look where everything is decided
+ * keeps the error rates while the comparison that runs to its end keeps most of its power.
+ * docs/ab.md explains the method. */
 #ifndef CP_REPORT_PAIRED_H
 #define CP_REPORT_PAIRED_H
 
@@ -21,6 +23,9 @@
 /* Deciding "the same" wrongly misses a change (it ends the comparison early) but never raises
  * a false alarm: it is held to this error rate per item, divided over the looks. */
 #define PAIRED_SAME_ALPHA 0.05
+/* The share of the error budget (alpha, and PAIRED_SAME_ALPHA) the interim looks spend
+ * together; the final look gets the rest. */
+#define PAIRED_INTERIM_SHARE 0.2
 /* Default --max-rounds: 20 runs of the suite, the default budget. */
 #define PAIRED_MAX_ROUNDS 10
 
@@ -46,8 +51,9 @@ struct paired_item {
 struct paired_judgement {
 	struct paired_item *items; /* owned; in the order items were first seen */
 	size_t n;
-	size_t rounds, looks;
-	double alpha_look; /* alpha / looks */
+	size_t rounds, looks; /* looks: planned */
+	int final;            /* the last look: no more rounds follow */
+	double alpha_look;    /* the error this look spends (paired_look_alpha of alpha) */
 	size_t ntested, nundecided, nslower, nfaster;
 };
 
@@ -68,12 +74,22 @@ size_t paired_planned_looks(size_t max_rounds);
 int paired_is_look(size_t rounds, size_t max_rounds);
 
 /*
- * Judges every item on the rounds added so far, at alpha / looks per look, with o's alpha,
- * min_change and min_share. out is filled (paired_judgement_release); its names are borrowed
- * from pa and valid until pa changes or is freed.
+ * The error a look after `rounds` rounds (of at most max_rounds) spends of a budget `total`:
+ * an interim look total * PAIRED_INTERIM_SHARE / (planned looks - 1); the final look (final:
+ * no round follows, whether the round budget, the time budget or an interrupt ended it)
+ * total less what the interim looks before it spent. The looks' errors sum to at most total.
  */
-void paired_judge(const struct paired *pa, const struct report_options *o, size_t looks,
-                  struct paired_judgement *out);
+double paired_look_alpha(double total, size_t rounds, size_t max_rounds, int final);
+
+/*
+ * Judges every item on the rounds added so far at the error this look spends
+ * (paired_look_alpha; final says whether it is the last look), with o's alpha, min_change and
+ * min_share. max_rounds is the comparison's round budget. out is filled
+ * (paired_judgement_release); its names are borrowed from pa and valid until pa changes or is
+ * freed.
+ */
+void paired_judge(const struct paired *pa, const struct report_options *o, size_t max_rounds,
+                  int final, struct paired_judgement *out);
 void paired_judgement_release(struct paired_judgement *j);
 
 /*

@@ -38,6 +38,27 @@ static void test_looks(void **state)
 	assert_int_equal(paired_planned_looks(7), 3); /* 4, 6, 7 */
 }
 
+static void test_look_alpha(void **state)
+{
+	(void)state;
+	/* 10 rounds: interim looks after 4, 6 and 8 share a fifth of alpha; the final look after
+	 * 10 gets the rest. The looks actually taken never spend more than alpha in all. */
+	double a = 0.001, interim = a * PAIRED_INTERIM_SHARE / 3;
+	assert_true(fabs(paired_look_alpha(a, 4, 10, 0) - interim) < 1e-15);
+	assert_true(fabs(paired_look_alpha(a, 10, 10, 1) - (a - 3 * interim)) < 1e-15);
+	assert_true(fabs(3 * interim + paired_look_alpha(a, 10, 10, 1) - a) < 1e-15);
+	/* The time budget ends it after round 7: looks at 4 and 6 were taken, 7 is final. */
+	assert_true(fabs(paired_look_alpha(a, 7, 10, 1) - (a - 2 * interim)) < 1e-15);
+	/* Stopped before any look (2 rounds): the final look has all of it. */
+	assert_true(fabs(paired_look_alpha(a, 2, 10, 1) - a) < 1e-15);
+	/* Decided at look 6 and rendered again as final: 4 was the only interim look before. */
+	assert_true(fabs(paired_look_alpha(a, 6, 10, 1) - (a - interim)) < 1e-15);
+	/* One look planned: all of it. */
+	assert_true(fabs(paired_look_alpha(a, 2, 2, 1) - a) < 1e-15);
+	/* The final look at the budget's end is sharper than the even split it replaces. */
+	assert_true(paired_look_alpha(a, 10, 10, 1) > 3 * (a / 4));
+}
+
 /* A profile of one process whose functions f and g have the given self samples. */
 static struct profile *two_funcs(uint64_t f, uint64_t g)
 {
@@ -64,8 +85,9 @@ static const struct paired_item *item(const struct paired_judgement *j, const ch
 
 /* Rounds with a deterministic wobble of f's counts (-pct, 0, +pct %, in turn) around the given
  * counts. */
-static struct paired *judge_w(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg, size_t rounds,
-                              int pct, struct paired_judgement *j)
+/* ... judged as a look of a 10-round budget: interim, unless final. */
+static struct paired *judge_wf(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg, size_t rounds,
+                               int pct, int final, struct paired_judgement *j)
 {
 	struct paired *pa = paired_new();
 	for (size_t r = 0; r < rounds; r++) {
@@ -79,8 +101,14 @@ static struct paired *judge_w(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg
 	assert_int_equal(paired_rounds(pa), rounds);
 	struct report_options o;
 	report_options_init(&o);
-	paired_judge(pa, &o, paired_planned_looks(10), j);
+	paired_judge(pa, &o, 10, final, j);
 	return pa; /* j's names are borrowed from it */
+}
+
+static struct paired *judge_w(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg, size_t rounds,
+                              int pct, struct paired_judgement *j)
+{
+	return judge_wf(bf, bg, hf, hg, rounds, pct, 0, j);
 }
 
 static struct paired *judge(uint64_t bf, uint64_t bg, uint64_t hf, uint64_t hg, size_t rounds,
@@ -153,11 +181,34 @@ static void test_steady_small_change(void **state)
 	paired_free(pa);
 }
 
+static void test_final_look_sharper(void **state)
+{
+	(void)state;
+	/* A change an interim look leaves undecided, the final look (which spends most of the
+	 * budget) decides: f 8 % slower over 6 rounds that swing by 1 %. */
+	struct paired_judgement ji, jf;
+	struct paired *pi = judge_wf(2000, 2000, 2160, 2000, 6, 1, 0, &ji);
+	struct paired *pf = judge_wf(2000, 2000, 2160, 2000, 6, 1, 1, &jf);
+	assert_true(jf.alpha_look > ji.alpha_look);
+	assert_true(fabs(item(&ji, "f")->p - item(&jf, "f")->p) < 1e-12); /* same data, same p */
+	print_message("f +8 %%: p %.3g; interim look at %.3g: %d, final at %.3g: %d\n",
+	              item(&ji, "f")->p, ji.alpha_look, (int)item(&ji, "f")->state, jf.alpha_look,
+	              (int)item(&jf, "f")->state);
+	assert_int_equal(item(&ji, "f")->state, PAIRED_UNDECIDED);
+	assert_int_equal(item(&jf, "f")->state, PAIRED_SLOWER);
+	paired_judgement_release(&ji);
+	paired_judgement_release(&jf);
+	paired_free(pi);
+	paired_free(pf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_t_p2),
 	        cmocka_unit_test(test_looks),
+	        cmocka_unit_test(test_look_alpha),
+	        cmocka_unit_test(test_final_look_sharper),
 	        cmocka_unit_test(test_planted_slowdown),
 	        cmocka_unit_test(test_identical_sides),
 	        cmocka_unit_test(test_too_few_samples),
