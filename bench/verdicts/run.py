@@ -4,6 +4,8 @@
     bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K]
                           [--trials-scale F] [--scale F] [--keep DIR] [--json FILE]
 
+(bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
+
 Builds the workload (bench/verdicts/workload: 20 functions, 8 CTest tests, threads, a forked
 child, an exec'd helper) in a fresh git repository, then does what CI accumulates: N commits
 on main, each profiled once with `ciprof run -- ctest -j2` (the base branch's history; a CPU hog
@@ -172,7 +174,7 @@ def main():
     sh(["git", "checkout", "-q", "-b", "pr"], repo)
     sh(["git", "commit", "-q", "--allow-empty", "-m", "pr"], repo)
 
-    rows, outcomes, membound_flags, total = [], [], 0, 0
+    rows, outcomes, membound_flags, total, heads = [], [], 0, 0, []
     for name, knobs, planted, kind, hog, trials in scenarios(a.quick, a.trials_scale):
         st = {"n": 0, "fail": 0, "flagged": 0, "items": 0, "found": 0, "others": 0,
               "shift": 0, "secs": 0.0}
@@ -209,6 +211,8 @@ def main():
             st["others"] += bool(others)
             st["shift"] += (r.get("scale", {}).get("shift") == "slower" and not funcs and not tests)
             total += 1
+            heads.append({"id": r.get("head"), "scenario": name, "planted": planted,
+                          "kind": kind, "hog": hog})
             outcomes.append({"scenario": name, "trial": t, "exit": rc, "verdict": r["verdict"],
                              "advisory": r.get("advisory"), "found": hit,
                              "factor": r.get("scale", {}).get("factor"),
@@ -249,6 +253,9 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(outcomes, f, indent=1)
+    # The heads, for rejudge.py: the same runs judged again by other binaries.
+    with open(os.path.join(top, "heads.json"), "w") as f:
+        json.dump(heads, f, indent=1)
     if not a.keep:
         shutil.rmtree(top, ignore_errors=True)
     if a.quick:

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""bench/verdicts/rejudge.py: judge the heads of a kept bench/verdicts run again, with one or
+more ciprof binaries, side by side on identical data.
+
+    bench/verdicts/rejudge.py DIR CIPROF [CIPROF...] [--alpha A]
+
+DIR is what `run.py --keep DIR` left: DIR/repo (the workload's repository with its
+.ciprof/ciprof.db: the base branch's history and every head run) and DIR/heads.json (each
+head's run id and scenario). Each head is judged as run.py judged it, `ciprof report --head ID
+--base main --format json --fail-on-regression`, by every binary given; printed: per scenario
+and binary, comparisons, build failures, flagged anything, found (the planted item flagged as a
+regression), other functions flagged. The runs are the same for every binary, so the
+difference between two columns is the statistics' alone, not the machine's mood.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from run import clean_env  # noqa: E402
+
+
+def judge(ciprof, repo, head, alpha):
+    args = [ciprof, "-q", "report", "--head", str(head), "--base", "main", "--format", "json",
+            "--fail-on-regression"]
+    if alpha:
+        args += ["--alpha", str(alpha)]
+    r = subprocess.run(args, cwd=repo, env=clean_env(), text=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if r.returncode not in (0, 1):
+        sys.exit(f"rejudge.py: {' '.join(args)} failed ({r.returncode}):\n{r.stderr}")
+    return r.returncode, json.loads(r.stdout)
+
+
+def score(head, rc, r):
+    planted = head.get("planted")
+    funcs = [x for x in r["functions"] if x.get("significant")]
+    tests = [x for x in r["tests"] if x.get("significant")]
+    if planted and planted[0] == "self":
+        hit = any(x["name"] == planted[1] and x.get("measure") == "self" and
+                  x["kind"] == "regression" for x in funcs)
+    elif planted:
+        hit = any(x["name"] == planted[1] and x["kind"] == "regression" for x in tests)
+    else:
+        hit = False
+    others = [x for x in funcs if x.get("measure") == "self" and
+              not (planted and x["name"] == planted[1])]
+    shift = r.get("scale", {}).get("shift") == "slower" and not funcs and not tests
+    return {"fail": rc == 1, "flagged": bool(funcs or tests), "found": hit,
+            "others": bool(others), "shift": shift,
+            "flags": [f"{x['name']} {x.get('measure', 'test')} {x['delta']:+.1%}"
+                      for x in funcs + tests]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dir")
+    ap.add_argument("ciprof", nargs="+")
+    ap.add_argument("--alpha", type=float)
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every flag")
+    a = ap.parse_args()
+    repo = os.path.join(a.dir, "repo")
+    heads = json.load(open(os.path.join(a.dir, "heads.json")))
+    bins = [os.path.abspath(c) for c in a.ciprof]
+    table = {}  # scenario -> [per binary: counters]
+    order = []
+    for h in heads:
+        if h["scenario"] not in table:
+            table[h["scenario"]] = [dict(n=0, fail=0, flagged=0, found=0, others=0, shift=0)
+                                    for _ in bins]
+            order.append(h["scenario"])
+        for k, c in enumerate(bins):
+            rc, r = judge(c, repo, h["id"], a.alpha)
+            s = score(h, rc, r)
+            st = table[h["scenario"]][k]
+            st["n"] += 1
+            for key in ("fail", "flagged", "found", "others", "shift"):
+                st[key] += s[key]
+            if a.verbose and s["flags"]:
+                print(f"  [{k}] head {h['id']} {h['scenario']}: {', '.join(s['flags'])}",
+                      flush=True)
+    names = " | ".join(f"[{k}] fail / found / others" for k in range(len(bins)))
+    for k, c in enumerate(bins):
+        print(f"[{k}] {c}")
+    print(f"| scenario | n | {names} |")
+    print("|---|---:|" + "---:|" * len(bins))
+    for sc in order:
+        row = table[sc]
+        cells = []
+        for st in row:
+            kind = next(h["kind"] for h in heads if h["scenario"] == sc)
+            found = (f"{st['found']}" if kind in ("func", "test")
+                     else f"shift {st['shift']}" if kind == "shift" else "–")
+            cells.append(f"{st['fail']} / {found} / {st['others']}")
+        print(f"| {sc} | {row[0]['n']} | {' | '.join(cells)} |")
+    for k in range(len(bins)):
+        aa = [table[sc][k] for sc in order
+              if next(h["kind"] for h in heads if h["scenario"] == sc) == "aa"]
+        print(f"[{k}] A/A: {sum(s['fail'] for s in aa)} build failures in "
+              f"{sum(s['n'] for s in aa)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
