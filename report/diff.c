@@ -217,7 +217,8 @@ static double median_z(const struct report_diff *d, const double *y, const doubl
  * 0.787 / sqrt(n) a median of n wanders by), the variance k that brings it back to 0.6745 is
  * added to every log-ratio test (tests and totals, which average several functions' spread,
  * are then judged conservatively): a real change of a few functions does not move a median;
- * a noisy head moves all of them. Needs 10 such functions. d->head_spread is k.
+ * a noisy head moves all of them. Needs REPORT_HEAD_CHECK_FUNCTIONS such functions.
+ * d->head_spread is k.
  */
 static void deflate(struct report_diff *d)
 {
@@ -234,7 +235,7 @@ static void deflate(struct report_diff *d)
 		n++;
 	}
 	double k = 0;
-	if (n >= 10) {
+	if (n >= REPORT_HEAD_CHECK_FUNCTIONS) {
 		double target = 0.6745;
 		if (median_z(d, y, v, eff, z, n, 0) > target + 2 * 0.787 / sqrt((double)n)) {
 			double lo = 1e-9, hi = 10;
@@ -524,10 +525,21 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 	stats_run_levels(xs, nf, m, tot, code, level);
 	d->level_variance = history_level_variance(runs, m, level);
 	/* How much of Poisson's variance sampling really adds, from the functions' self times
-	 * (the most items); only when the head is sampled at the history's rate, and only when
-	 * the history has enough functions to see how heavy its tails are: the sharper model
-	 * without a check of its tails is the one that cries wolf. */
-	double a = same_rate(d, runs, m) ? stats_sampling_efficiency(xs, nf, m, tot, level) : 1;
+	 * (the most items); only when the head is sampled at the history's rate, only when
+	 * the history has enough functions to see how heavy its tails are, and only for a suite
+	 * with enough functions for deflate() to check the head's own spread: the sharper model
+	 * without those checks is the one that cries wolf (a six-function suite's A/A under
+	 * load: a memory-bound walk +5.3 % on a 0.5 % history, judged sub-Poisson, failed). */
+	size_t checkable = 0;
+	for (size_t f = 0; f < nf; f++) {
+		double sum = 0;
+		for (size_t i = 0; i < m; i++)
+			sum += xs[f * m + i];
+		checkable += code[f] && m && sum / (double)m >= STATS_POOL_MIN_COUNT;
+	}
+	double a = same_rate(d, runs, m) && checkable >= REPORT_HEAD_CHECK_FUNCTIONS
+	                   ? stats_sampling_efficiency(xs, nf, m, tot, level)
+	                   : 1;
 	for (;;) {
 		stats_item_noise(xs, nf, m, tot, level, a, STATS_PRIOR_DOF,
 		                    REPORT_MIN_EXTRA_VARIANCE, floor, nm->self, &d->extra_variance);
@@ -537,6 +549,11 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 			break;
 		a = 1;
 	}
+	/* A fitted tail narrower than the model (scale below 1: sampling ticking more evenly than
+	 * Poisson's) sharpens every test as the efficiency does: not where the head's own spread
+	 * cannot be checked. A heavier tail (a wider one) is always kept. */
+	if (checkable < REPORT_HEAD_CHECK_FUNCTIONS && d->tail_scale < 1)
+		d->tail_scale = 1;
 	d->efficiency = a;
 	stats_item_noise(xt, ns, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
 	                    floor, nm->test, NULL);

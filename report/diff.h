@@ -27,6 +27,9 @@ struct report_options {
 #define REPORT_MIN_MEASURED_VARIANCE 2.5e-5 /* 0.5 % */
 /* History runs the noise model needs before a verdict may fail a build. */
 #define REPORT_MIN_HISTORY 3
+/* Functions a head run needs for its own spread to be checked against its history (deflate in
+ * diff.c); the sub-Poisson sampling model is used only where that check can run. */
+#define REPORT_HEAD_CHECK_FUNCTIONS 10
 
 void report_options_init(struct report_options *o);
 
