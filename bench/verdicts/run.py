@@ -197,8 +197,8 @@ def main():
             if planted and planted[0] == "self" and not hit:
                 selfs = [x for x in r["functions"] if x.get("measure") == "self" and
                          x.get("tested") and x.get("delta") is not None]
-                top = max(selfs, key=lambda x: x["delta"], default=None)
-                seen = bool(top and top["name"] == planted[1] and top["p_value"] < 0.01)
+                most = max(selfs, key=lambda x: x["delta"], default=None)
+                seen = bool(most and most["name"] == planted[1] and most["p_value"] < 0.01)
             st["seen"] = st.get("seen", 0) + seen
             others = [x for x in funcs if x.get("measure") == "self" and
                       not (planted and x["name"] == planted[1])]
