@@ -14,6 +14,11 @@ Faults: METHOD:PATH_SUBSTRING:STATUS:COUNT[:Header=Value...], COUNT a number or 
 e.g. GET:/comments:500:1, POST:/notes:429:1:Retry-After=0, POST:/comments:403:*. The pseudo
 header Apply=1 makes the fault happen after the request took effect (a comment created, then
 a 502 answered), as a flaky proxy in front of a working server would.
+
+GitLab with --fork-project ID: the merge request comes from that fork. The open merge requests
+are listed (it, and a same-project merge request --number + 1), the merge request names its
+head pipeline (id 4242 in the fork, for --pipeline-sha, default the head), the pipeline has one
+finished job "ciprof" (id 99), whose artifacts are the files under --fork-artifacts.
 """
 import argparse
 import json
@@ -181,6 +186,18 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.handle_any("GET")
 
+    def raw(self, status, data, record):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        record["status"] = status
+        st = self.server.state
+        with st.lock:
+            with open(st.args.log, "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+
     def do_POST(self):
         self.handle_any("POST")
 
@@ -256,13 +273,38 @@ class Handler(BaseHTTPRequestHandler):
         path = url.path
         if method == "GET" and path == "/api/v4/user":
             return self.reply(200, {"id": st.me[1], "username": st.me[0]}, record=record)
+        fork = a.fork_project
+        if fork and method == "GET":
+            if path == f"/api/v4/projects/{a.project}/merge_requests":
+                return self.reply(200, [
+                    {"iid": a.number, "source_project_id": int(fork),
+                     "target_project_id": int(a.project), "sha": a.head_sha},
+                    {"iid": a.number + 1, "source_project_id": int(a.project),
+                     "target_project_id": int(a.project), "sha": a.head_sha}], record=record)
+            if path == f"/api/v4/projects/{fork}/pipelines/4242/jobs":
+                return self.reply(200, [{"id": 98, "name": "build", "status": "success"},
+                                        {"id": 99, "name": "ciprof", "status": "success"}],
+                                  record=record)
+            pre = f"/api/v4/projects/{fork}/jobs/99/artifacts/"
+            if path.startswith(pre):
+                rel = os.path.normpath(path[len(pre):])
+                f = os.path.join(a.fork_artifacts, rel)
+                if rel.startswith("..") or not os.path.isfile(f):
+                    return self.reply(404, {"message": "404 Not found"}, record=record)
+                return self.raw(200, open(f, "rb").read(), record)
         m = re.fullmatch(r"/api/v4/projects/([^/]+)/merge_requests/(\d+)(/notes(?:/(\d+))?)?",
                          path)
         if not m or m.group(1) != a.project or int(m.group(2)) != a.number:
             return self.reply(404, {"message": "404 Not found"}, record=record)
         if not m.group(3):
             if method == "GET":
-                return self.reply(200, {"iid": a.number, "sha": a.head_sha}, record=record)
+                mr = {"iid": a.number, "sha": a.head_sha}
+                if a.fork_project:
+                    mr.update({"source_project_id": int(a.fork_project),
+                               "target_project_id": int(a.project),
+                               "head_pipeline": {"id": 4242, "project_id": int(a.fork_project),
+                                                 "sha": a.pipeline_sha or a.head_sha}})
+                return self.reply(200, mr, record=record)
         elif m.group(4) is None:
             if method == "GET":
                 page, per = self.page(url)
@@ -314,6 +356,9 @@ def main():
     p.add_argument("--link-host", default="", help="host:port put in Link headers")
     p.add_argument("--leak-token", action="store_true", help="echo the token in errors")
     p.add_argument("--fault", action="append")
+    p.add_argument("--fork-project", default="", help="GitLab: the MR comes from this fork")
+    p.add_argument("--fork-artifacts", default="", help="GitLab: the fork's ciprof job's artifacts")
+    p.add_argument("--pipeline-sha", default="", help="GitLab: the fork's head pipeline's commit")
     p.add_argument("--max-requests", type=int, default=200)
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("--parent", type=int, default=0,

@@ -135,9 +135,12 @@ check(isinstance(j.get("script"), list) and "before_script" not in j,
 dbc = next(c for c in j["cache"] if ".ciprof/" in c["paths"])
 check("CIPROF_CACHE_BRANCH" in dbc["key"], "the database cache is keyed on the branch compared against")
 check(dbc["policy"].startswith("$"), "the cache policy comes from the rules")
-pol = {r["variables"]["CIPROF_CACHE_POLICY"] for r in j["rules"]}
+check(j["rules"][0] == {"if": '$CIPROF_FORK_NOTES == "true"', "when": "never"},
+      "the fork-notes schedule does not profile")
+run_rules = [r for r in j["rules"] if r.get("when") != "never"]
+pol = {r["variables"]["CIPROF_CACHE_POLICY"] for r in run_rules}
 check(pol == {"pull", "pull-push"}, "merge requests pull, the default branch pushes")
-cb = {r["variables"]["CIPROF_CACHE_BRANCH"] for r in j["rules"]}
+cb = {r["variables"]["CIPROF_CACHE_BRANCH"] for r in run_rules}
 check(cb == {"$CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "$CI_DEFAULT_BRANCH"},
       "an MR reads its target branch's cache")
 check(any(".ciprof-install/" in c["paths"] for c in j["cache"]), "ciprof's build is cached")
@@ -158,8 +161,16 @@ check(art.get("when") == "always", "artifacts kept when the job fails")
 gscripts = "\n".join(j["script"])
 check("ciprof comment --provider gitlab" in gscripts, "the job posts the MR note")
 check("privileged" in open(f"{tpl}/gitlab/ciprof.gitlab-ci.yml").read(), "the runner note is there")
+fn = g[".ciprof-fork-notes"]
+check(fn["rules"] == [{"if": '$CIPROF_FORK_NOTES == "true" && $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH'}],
+      "the fork-notes job runs only in the default branch's schedule (this project's own configuration)")
+check(fn["script"][0] == j["script"][0], "the fork-notes job installs ciprof as .ciprof does")
+check("gitlab-fork-notes.sh" in fn["script"][1], "the fork-notes job runs gitlab-fork-notes.sh")
+check("ciprof.db" in gscripts and "CI_MERGE_REQUEST_SOURCE_PROJECT_ID" in gscripts,
+      "a fork's job keeps its database in the artifacts")
 e = docs["gitlab/example.gitlab-ci.yml"]
 check("include" in e and e["ciprof"]["extends"] == ".ciprof", "the example includes and extends .ciprof")
+check(e["ciprof-fork-notes"]["extends"] == ".ciprof-fork-notes", "the example has the fork-notes job")
 
 # --- the CI/CD component: every input it uses is declared, each sets a template variable ------
 comp_path = os.path.join(src, "templates/ciprof.yml")

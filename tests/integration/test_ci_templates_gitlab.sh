@@ -12,7 +12,9 @@
 # of ciprof on this GitLab is fetched with CI_JOB_TOKEN as a header (and no other host gets
 # it); two default-branch pipelines at once are serialised by resource_group and keep both
 # runs; with CIPROF_HISTORY_BRANCH the database is pushed to a branch of the project (with
-# ci.skip) and found there after every cache is gone. `include:` is not fetched (the template
+# ci.skip) and found there after every cache is gone; a fork's merge request pipeline keeps its
+# database in the artifacts and the target project's scheduled .ciprof-fork-notes job renders
+# and posts the note from it (never the fork's Markdown), only for the head commit. `include:` is not fetched (the template
 # is passed in), image and tags are not simulated; the project's and the mirror's git remotes
 # are bare repositories behind a fake GitLab git server on loopback (fake_git_http.py); sudo
 # and apt-get are recording stand-ins.
@@ -361,6 +363,56 @@ expect_grep "restored from the branch with the job token" "$TMP/hist2.out" "rest
 expect_no_grep "a baseline all the same" "$STATE/gl-artifacts/ciprof/ciprof-report/report.json" '"no_baseline": true'
 expect_eq "the MR pushed nothing" "$(git -C "$GIT_ROOT/octo/widgets.git" cat-file blob ciprof-history:ciprof.db | cmp - "$TMP/hist.db" && echo same)" same
 
+# --- 15. a merge request from a fork: its pipeline keeps the database, a schedule posts ------
+# The fork's pipeline runs in the fork (project 6) without the token; the target project's
+# scheduled .ciprof-fork-notes job finds the merge request, downloads the fork's job's
+# artifacts from the (fake) API, renders the note itself and posts it.
+pipeline refill main "${MAIN_ENV[@]}" # the database cache, gone since section 13
+FEATURE_SHA=$(git -C "$WS" rev-parse feature)
+mkdir -p "$TMP/fork-artifacts"
+forge_start forkapi gitlab --number 7 --fork-project 6 --fork-artifacts "$TMP/fork-artifacts" --head-sha "$FEATURE_SHA"
+FORK_LOG=$FORGE_LOG
+FORK_ENV=(--env CI_PROJECT_ID=6 --env CI_MERGE_REQUEST_PROJECT_ID=5 --env CI_MERGE_REQUEST_SOURCE_PROJECT_ID=6)
+pipeline forkmr feature "${MR_ENV[@]}" "${FORK_ENV[@]}"
+expect_rc "the fork's MR pipeline, without the token" 0 forkmr
+expect_grep "the fork's run is kept for the companion" "$TMP/forkmr.out" "merge request from a fork: the run's database is in the artifacts"
+for f in ciprof.db head-run base-branch; do
+	[ -s "$STATE/gl-artifacts/ciprof/ciprof-report/$f" ] && ok "the fork's artifacts hold $f" ||
+		check_failed "the fork's artifacts lack $f"
+done
+cp -r "$STATE/gl-artifacts/ciprof/ciprof-report" "$TMP/fork-artifacts/"
+# The fork controls its artifacts: its Markdown must never be posted.
+printf '<!-- ciprof-report -->\n@everyone **ciprof: no regression** [click](https://evil.example)\n' \
+	>"$TMP/fork-artifacts/ciprof-report/report.md"
+expect_eq "the fork's pipeline wrote nothing" "$(forge_query "$FORK_LOG" 'sum(1 for r in reqs if r["method"] != "GET")')" 0
+CI_FILE=("$EXAMPLE" --job ciprof)
+pipeline schedprof main "${MAIN_ENV[@]}" --env CI_PIPELINE_SOURCE=schedule --var CIPROF_FORK_NOTES=true
+expect_grep "the schedule does not profile" "$TMP/schedprof.out" "job ciprof: rules say never; not run"
+CI_FILE=("$EXAMPLE" --job ciprof-fork-notes)
+pipeline fnotes main "${MAIN_ENV[@]}" --env CI_PIPELINE_SOURCE=schedule --env CI_PROJECT_ID=5 \
+	--var CIPROF_FORK_NOTES=true --var CIPROF_GITLAB_TOKEN="$TOKEN"
+expect_rc "the fork-notes schedule" 0 fnotes
+expect_grep "one note posted" "$TMP/fnotes.out" "1 note(s) posted or updated, 0 merge request(s) from forks skipped"
+expect_eq "it read the fork's job's three files, checked the head, then posted" \
+	"$(forge_query "$FORK_LOG" '[(r["method"], r["path"].replace("/api/v4/projects/", "")) for r in reqs if "artifacts" in r["path"] or r["method"] != "GET" or r["path"].endswith("/merge_requests/7")]')" \
+	"[('GET', '5/merge_requests/7'), ('GET', '6/jobs/99/artifacts/ciprof-report/head-run'), ('GET', '6/jobs/99/artifacts/ciprof-report/base-branch'), ('GET', '6/jobs/99/artifacts/ciprof-report/ciprof.db'), ('GET', '5/merge_requests/7'), ('POST', '5/merge_requests/7/notes')]"
+expect_eq "the same-project MR is left alone" "$(forge_query "$FORK_LOG" 'sum(1 for r in reqs if "/merge_requests/8" in r["path"])')" 0
+posted=$(forge_query "$FORK_LOG" '[r for r in reqs if r["method"] == "POST"][0]["body"]["body"]')
+case "$posted" in
+*@everyone* | *evil.example*) check_failed "the fork's Markdown was posted: $posted" ;;
+"<!-- ciprof-report -->"*"of main"*) ok "the note is ciprof's own rendering of the fork's run" ;;
+*) check_failed "the posted note is not a ciprof report: $posted" ;;
+esac
+# a head pipeline for another commit (the MR moved on): nothing is posted
+forge_start forkstale gitlab --number 7 --fork-project 6 --fork-artifacts "$TMP/fork-artifacts" \
+	--head-sha "$FEATURE_SHA" --pipeline-sha "$MAIN_SHA"
+pipeline fstale main "${MAIN_ENV[@]}" --env CI_PIPELINE_SOURCE=schedule --env CI_PROJECT_ID=5 \
+	--var CIPROF_FORK_NOTES=true --var CIPROF_GITLAB_TOKEN="$TOKEN"
+expect_rc "the schedule with a stale pipeline is green" 0 fstale
+expect_grep "the stale pipeline is skipped" "$TMP/fstale.out" "its head pipeline is not for its head commit; nothing posted"
+expect_eq "nothing posted for it" "$(forge_query "$FORGE_LOG" 'sum(1 for r in reqs if r["method"] != "GET")')" 0
+CI_FILE=("$EXAMPLE" --job ciprof)
+
 # --- 14. a pinned release: installed when its SHA-256 matches, refused otherwise -------------
 # (last: the release then sits in the ciprof-bin cache, and a build from source would rebuild)
 "$CIPROF_SRC/scripts/package" --build-dir "$CIPROF_BUILD" --no-source --out "$TMP/dist" >"$TMP/package.out" 2>&1 ||
@@ -377,7 +429,7 @@ pipeline badsum feature "${MR_ENV[@]}" --var CIPROF_RELEASE_URL="file://$TGZ" --
 expect_rc "a wrong SHA-256 fails the job" 1 badsum
 expect_grep "the mismatch is said" "$TMP/badsum.out" "does not have the SHA-256 in CIPROF_RELEASE_SHA256; not installed"
 
-outs=("$TMP"/{main,mr1,mr2,opts,rel,notoken,branch,comp,compgate,try1,retry,shallow,mainfail,release,badsum,mirror,badjob,otherhost,rgA,rgB,histro,hist1,hist2}.out)
+outs=("$TMP"/{main,mr1,mr2,opts,rel,notoken,branch,comp,compgate,try1,retry,shallow,mainfail,release,badsum,mirror,badjob,otherhost,rgA,rgB,histro,hist1,hist2,refill,forkmr,schedprof,fnotes,fstale}.out)
 expect_no_token "every job's output" "${outs[@]}"
 for secret in "$JOB_TOKEN" "$HISTORY_TOKEN"; do
 	grep -qF -- "$secret" "${outs[@]}" "$GIT_LOG" && check_failed "a git token appears in the output or the server's log" ||
