@@ -229,7 +229,7 @@ int ab_report_stored(struct store *s, const char *id, const struct report_option
 		struct profile *p[2] = {NULL, NULL};
 		for (int k = 0; k < 2; k++) {
 			const struct run_meta *m = &runs[idx[2 * r + (size_t)k]];
-			seconds += m->wall_seconds;
+			seconds += m->stats.wall_seconds;
 			if (store_load_profile(s, m->id, NULL, &p[k]) < 0) {
 				log_errmsg("%s", cp_last_error());
 				profile_free(p[0]);

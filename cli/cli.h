@@ -85,11 +85,6 @@ int cli_parse_number(const char *cmd, const char *opt, const char *arg, double l
 struct strbuf;
 int cli_write_output(const char *path, const struct strbuf *buf);
 
-/* A run's outcome and counts (exit code, times, rate, samples) from its profile's stats. */
-struct run_meta;
-struct profile;
-void cli_meta_from_profile(struct run_meta *m, const struct profile *p);
-
 int cmd_run(int argc, char **argv);
 int cmd_exec_test(int argc, char **argv);
 int cmd_version(int argc, char **argv);

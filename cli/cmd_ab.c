@@ -356,7 +356,6 @@ static int store_side(struct ab_run *st, int side, size_t round, const struct pr
 	run_meta_set_tag(m, "ab.event", st->event);
 	m->id = 0;
 	m->created_at = (int64_t)time(NULL);
-	cli_meta_from_profile(m, p);
 	if (store_add_run(st->store, m, p) < 0) {
 		fprintf(stderr, "ciprof: error: the %s run of round %zu was not stored: %s\n",
 		        side_name[side], round + 1, cp_last_error());

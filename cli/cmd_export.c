@@ -175,7 +175,7 @@ static int write_pprof(struct store *s, const struct profile *p, int64_t run, FI
 	if (r == 0) {
 		struct pprof_info info = {
 		        .time_nanos = m.created_at * 1000000000,
-		        .duration_nanos = (int64_t)(m.wall_seconds * 1e9),
+		        .duration_nanos = (int64_t)(m.stats.wall_seconds * 1e9),
 		};
 		r = pprof_write(p, &info, NULL, &buf);
 	}

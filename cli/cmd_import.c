@@ -133,7 +133,6 @@ static int parse_input(const struct import_args *a, const struct strbuf *in, con
 		if (r == 0)
 			profile_merge_test(p, tmp, a->test);
 		profile_free(tmp);
-		p->stats.samples = profile_total(p, NULL);
 		return r;
 	}
 	case FMT_PPROF:
@@ -223,10 +222,7 @@ int cmd_import(int argc, char **argv)
 	collect_meta(&a, argv, argc);
 	struct run_meta *m = &a.meta;
 	m->created_at = info.time_nanos > 0 ? info.time_nanos / 1000000000 : (int64_t)time(NULL);
-	m->wall_seconds = p->stats.wall_seconds;
-	m->cpu_seconds = p->stats.cpu_seconds;
-	m->hz = p->stats.hz;
-	m->samples = profile_total(p, NULL);
+	p->stats.samples = profile_total(p, NULL); /* whatever the format said */
 	if ((r = cli_store_open(&s, a.db, STORE_CREATE)))
 		goto out;
 	if (store_add_run(s, m, p) < 0) {
@@ -234,7 +230,7 @@ int cmd_import(int argc, char **argv)
 		goto out;
 	}
 	log_info("stored run %lld: %llu samples from %s", (long long)m->id,
-	         (unsigned long long)m->samples, name);
+	         (unsigned long long)m->stats.samples, name);
 	r = cli_finish_stdout();
 out:
 	strbuf_release(&in);

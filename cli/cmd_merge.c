@@ -70,13 +70,13 @@ static char *run_key(const struct run_meta *m)
 	struct strbuf sb = STRBUF_INIT;
 	/* Lengths first, so that no choice of field contents can make two keys collide. */
 	strbuf_addf(&sb, "%" PRId64 "|%" PRIu64 "|%zu:%s|%zu:%s|%zu:%s|%zu:%s", m->created_at,
-	            m->samples, strlen(m->commit), m->commit, strlen(m->branch), m->branch,
+	            m->stats.samples, strlen(m->commit), m->commit, strlen(m->branch), m->branch,
 	            strlen(m->command), m->command, strlen(m->job_url), m->job_url);
 	/* Two runs of one command in one second may count the same samples (a fixed-period sampler
 	 * counts a steady loop almost exactly): their measured times, stored as binary doubles and
 	 * printed to round-trip, and their tags (in key order, as the store loads them) tell them
 	 * apart. */
-	strbuf_addf(&sb, "|%.17g|%.17g", m->wall_seconds, m->cpu_seconds);
+	strbuf_addf(&sb, "|%.17g|%.17g", m->stats.wall_seconds, m->stats.cpu_seconds);
 	for (size_t i = 0; i < m->ntags; i++)
 		strbuf_addf(&sb, "|%zu:%s=%zu:%s", strlen(m->tags[i].key), m->tags[i].key,
 		            strlen(m->tags[i].value), m->tags[i].value);

@@ -184,7 +184,7 @@ int cmd_push(int argc, char **argv)
 	}
 	struct pprof_info info = {
 	        .time_nanos = m.created_at * 1000000000,
-	        .duration_nanos = (int64_t)(m.wall_seconds * 1e9),
+	        .duration_nanos = (int64_t)(m.stats.wall_seconds * 1e9),
 	};
 	if (pprof_write(p, &info, NULL, &pprof) < 0) {
 		r = cli_runtime_error();
@@ -198,13 +198,13 @@ int cmd_push(int argc, char **argv)
 	struct pyroscope_label labels[] = {
 	        {"branch", m.branch}, {"commit", m.commit}, {"ci", m.ci_provider}, {"pr", pr}};
 	name = pyroscope_app_name(app, labels, sizeof(labels) / sizeof(*labels));
-	int64_t wall = (int64_t)ceil(m.wall_seconds);
+	int64_t wall = (int64_t)ceil(m.stats.wall_seconds);
 	struct pyroscope_push push = {
 	        .server = server,
 	        .name = name,
 	        .from = m.created_at,
 	        .until = m.created_at + (wall > 0 ? wall : 1),
-	        .hz = m.hz,
+	        .hz = m.stats.hz,
 	        .token = token,
 	        .user = user,
 	        .password = password,

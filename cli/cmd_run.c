@@ -281,16 +281,6 @@ static void collect_meta(struct run_meta *m, char **argv, const char *base)
 	free(cmd);
 }
 
-void cli_meta_from_profile(struct run_meta *m, const struct profile *p)
-{
-	m->exit_code = p->stats.exit_status;
-	m->wall_seconds = p->stats.wall_seconds;
-	m->cpu_seconds = p->stats.cpu_seconds;
-	m->hz = p->stats.hz;
-	m->samples = p->stats.samples;
-	m->lost = p->stats.lost;
-}
-
 /* Stores the run; 0, or -1 after printing why. */
 static int store_run(struct run_args *a, const struct profile *p)
 {
@@ -298,7 +288,6 @@ static int store_run(struct run_args *a, const struct profile *p)
 	struct store *s = NULL;
 	int r = store_open(&s, path, STORE_CREATE);
 	if (r == 0) {
-		cli_meta_from_profile(&a->meta, p);
 		r = store_add_run(s, &a->meta, p);
 	}
 	if (r == 0)

@@ -77,14 +77,14 @@ static json_t *run_json(const struct run_meta *m)
 	return json_pack("{s:I, s:o, s:o, s:s, s:i, s:I, s:o, s:b, s:o, s:o, s:o, s:I, s:o, "
 	                 "s:o, s:f, s:f, s:i, s:I}",
 	                 "id", (json_int_t)m->id, "commit", jsonout_str(m->commit), "branch",
-	                 jsonout_str(m->branch), "created_at", when, "exit_code", m->exit_code,
-	                 "samples", (json_int_t)m->samples, "tags", tags, "dirty", m->dirty,
-	                 "merge_base", jsonout_str(m->merge_base), "subject",
-	                 jsonout_str(m->subject), "ci_provider", jsonout_str(m->ci_provider),
-	                 "pr_number", (json_int_t)m->pr_number, "job_url",
-	                 jsonout_str(m->job_url), "command", jsonout_str(m->command),
-	                 "cpu_seconds", m->cpu_seconds, "wall_seconds", m->wall_seconds, "hz",
-	                 m->hz, "lost", (json_int_t)m->lost);
+	                 jsonout_str(m->branch), "created_at", when, "exit_code",
+	                 m->stats.exit_status, "samples", (json_int_t)m->stats.samples, "tags",
+	                 tags, "dirty", m->dirty, "merge_base", jsonout_str(m->merge_base),
+	                 "subject", jsonout_str(m->subject), "ci_provider",
+	                 jsonout_str(m->ci_provider), "pr_number", (json_int_t)m->pr_number,
+	                 "job_url", jsonout_str(m->job_url), "command", jsonout_str(m->command),
+	                 "cpu_seconds", m->stats.cpu_seconds, "wall_seconds", m->stats.wall_seconds,
+	                 "hz", m->stats.hz, "lost", (json_int_t)m->stats.lost);
 }
 
 static void print_text(const struct run_meta *runs, size_t n)
@@ -107,8 +107,8 @@ static void print_text(const struct run_meta *runs, size_t n)
 		         m->dirty ? "+" : "");
 		printf("%6lld  %-16s  %-16.16s  %-9s %4d %9llu  %s\n", (long long)m->id, when,
 		       *m->branch ? esc_str(&e1, m->branch, ESC_TERM) : "-",
-		       esc_str(&e2, commit, ESC_TERM), m->exit_code, (unsigned long long)m->samples,
-		       esc_str(&e3, m->command, ESC_TERM));
+		       esc_str(&e2, commit, ESC_TERM), m->stats.exit_status,
+		       (unsigned long long)m->stats.samples, esc_str(&e3, m->command, ESC_TERM));
 	}
 	strbuf_release(&e1);
 	strbuf_release(&e2);

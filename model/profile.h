@@ -40,6 +40,9 @@ struct profile_sample {
 /* The frame under a process that holds the CPU time no sample saw (runner/attribution/cputime.h). */
 #define PROFILE_UNSAMPLED "[unsampled]"
 
+/* A run's figures, in one struct wherever they go: a profile's own (set where they are
+ * measured, merged by profile_stats_add), a stored run's (run_meta.stats, the runs table's
+ * columns). */
 struct profile_stats {
 	uint64_t samples;    /* samples taken (stored) */
 	uint64_t lost;       /* samples the kernel dropped (PERF_RECORD_LOST) */

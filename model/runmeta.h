@@ -1,7 +1,12 @@
-/* What is known about a run besides its samples: git state, CI context, host, command and
- * outcome. runner/meta/gitmeta.c fills the git and CI parts, cli/ the rest, store/ persists it. */
+/* What is known about a run besides its samples: git state, CI context, host and command.
+ * runner/meta/gitmeta.c fills the git and CI parts, cli/ the rest, store/ persists it. The
+ * run's figures (samples, lost, CPU and wall time, rate, period, exit status) are one struct
+ * profile_stats: the profile carries them where they are measured (runner/, importers) and
+ * store_add_run stores them from there; run_meta holds the stored run's copy for listings. */
 #ifndef CP_RUNMETA_H
 #define CP_RUNMETA_H
+
+#include "model/profile.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,10 +34,10 @@ struct run_meta {
 	char *cpu_model;
 	int cpu_count;
 	char *command; /* argv joined with spaces, shell-quoted where needed */
-	int exit_code;
-	double wall_seconds, cpu_seconds;
-	int hz;
-	uint64_t samples, lost;
+	/* The run's figures as stored: set by the store when it reads a run, and by
+	 * store_add_run to what it stored (from the profile: set them there, not here).
+	 * unsampled_seconds is not stored (0). */
+	struct profile_stats stats;
 	struct run_tag *tags;
 	size_t ntags, tags_alloc;
 };

@@ -63,21 +63,27 @@ static int branch_slot(struct store *s, const char *name, int64_t *id, int64_t *
 	return 0;
 }
 
-static int insert_run_row(struct store *s, const struct run_meta *m, const struct profile *p,
+/* The figures store_add_run stores for p: its own, with what a profile made without them
+ * (a folded import, a test's) lacks taken from its samples and rate. */
+static struct profile_stats stats_to_store(const struct profile *p)
+{
+	struct profile_stats st = p->stats;
+	if (!st.samples)
+		st.samples = profile_total(p, NULL);
+	if (!st.period_ns && st.hz > 0)
+		st.period_ns = 1000000000ull / (unsigned)st.hz;
+	if (st.cpu_seconds == 0)
+		st.cpu_seconds = (double)st.samples * (double)st.period_ns / 1e9;
+	st.unsampled_seconds = 0; /* not a column: part of cpu_seconds */
+	return st;
+}
+
+static int insert_run_row(struct store *s, const struct run_meta *m, const struct profile_stats *ps,
                           int64_t branch_id, int64_t seq)
 {
 	sqlite3_stmt *st = store_stmt(s, Q_RUN_INSERT);
 	if (!st)
 		return -1;
-	const struct profile_stats *ps = &p->stats;
-	uint64_t samples = m->samples    ? m->samples
-	                   : ps->samples ? ps->samples
-	                                 : profile_total(p, NULL);
-	int hz = m->hz ? m->hz : ps->hz;
-	uint64_t period = ps->period_ns ? ps->period_ns : hz > 0 ? 1000000000ull / (unsigned)hz : 0;
-	double cpu = m->cpu_seconds != 0    ? m->cpu_seconds
-	             : ps->cpu_seconds != 0 ? ps->cpu_seconds
-	                                    : (double)samples * (double)period / 1e9;
 	int i = 1;
 	sqlite3_bind_int64(st, i++, branch_id);
 	sqlite3_bind_int64(st, i++, seq);
@@ -95,15 +101,15 @@ static int insert_run_row(struct store *s, const struct run_meta *m, const struc
 	sqlite3_bind_text(st, i++, m->cpu_model, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, i++, m->cpu_count);
 	sqlite3_bind_text(st, i++, m->command, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, i++, m->exit_code ? m->exit_code : ps->exit_status);
-	sqlite3_bind_double(st, i++, m->wall_seconds != 0 ? m->wall_seconds : ps->wall_seconds);
-	sqlite3_bind_double(st, i++, cpu);
-	sqlite3_bind_int(st, i++, hz);
-	sqlite3_bind_int64(st, i++, (int64_t)samples);
-	sqlite3_bind_int64(st, i++, (int64_t)(m->lost ? m->lost : ps->lost));
+	sqlite3_bind_int(st, i++, ps->exit_status);
+	sqlite3_bind_double(st, i++, ps->wall_seconds);
+	sqlite3_bind_double(st, i++, ps->cpu_seconds);
+	sqlite3_bind_int(st, i++, ps->hz);
+	sqlite3_bind_int64(st, i++, (int64_t)ps->samples);
+	sqlite3_bind_int64(st, i++, (int64_t)ps->lost);
 	sqlite3_bind_int64(st, i++, (int64_t)ps->processes);
 	sqlite3_bind_int64(st, i++, (int64_t)ps->threads);
-	sqlite3_bind_int64(st, i++, (int64_t)period);
+	sqlite3_bind_int64(st, i++, (int64_t)ps->period_ns);
 	return store_step_done(s, st, "storing a run");
 }
 
@@ -249,7 +255,8 @@ out:
 	return ret;
 }
 
-static int add_run_txn(struct store *s, struct run_meta *meta, const struct profile *p)
+static int add_run_txn(struct store *s, struct run_meta *meta, const struct profile *p,
+                       const struct profile_stats *stats)
 {
 	int ret = -1;
 	uint32_t *frame_id = xmalloc(st_mult(p->nframes ? p->nframes : 1, sizeof(*frame_id)));
@@ -279,7 +286,7 @@ static int add_run_txn(struct store *s, struct run_meta *meta, const struct prof
 
 	int64_t branch_id = 0, seq = 0;
 	if (branch_slot(s, meta->branch, &branch_id, &seq) < 0 ||
-	    insert_run_row(s, meta, p, branch_id, seq) < 0)
+	    insert_run_row(s, meta, stats, branch_id, seq) < 0)
 		goto out;
 	int64_t run_id = sqlite3_last_insert_rowid(s->db);
 	if (p->nresults && add_results(s, run_id, p) < 0)
@@ -335,7 +342,8 @@ int store_add_run(struct store *s, struct run_meta *meta, const struct profile *
 		meta->created_at = (int64_t)time(NULL);
 	if (store_begin(s) < 0)
 		return -1;
-	if (add_run_txn(s, meta, p) < 0)
+	struct profile_stats stats = stats_to_store(p);
+	if (add_run_txn(s, meta, p, &stats) < 0)
 		goto fail;
 	if (store_test_hook_before_commit)
 		store_test_hook_before_commit();
@@ -343,6 +351,7 @@ int store_add_run(struct store *s, struct run_meta *meta, const struct profile *
 		meta->id = 0;
 		return -1;
 	}
+	meta->stats = stats;
 	return 0;
 fail:
 	meta->id = 0;
@@ -352,6 +361,7 @@ fail:
 
 void run_stats_read(sqlite3_stmt *st, int col, struct profile_stats *out)
 {
+	*out = (struct profile_stats){0}; /* unsampled_seconds is not stored */
 	out->samples = (uint64_t)sqlite3_column_int64(st, col++);
 	out->lost = (uint64_t)sqlite3_column_int64(st, col++);
 	out->processes = (uint64_t)sqlite3_column_int64(st, col++);
@@ -367,8 +377,7 @@ void run_stats_read(sqlite3_stmt *st, int col, struct profile_stats *out)
 
 #define RUN_COLS                                                                                   \
 	"id, created_at, commit_id, branch, base_branch, merge_base, dirty, commit_time, "         \
-	"subject, ci_provider, pr_number, job_url, cpu_model, cpu_count, command, exit_code, "     \
-	"wall_seconds, cpu_seconds, hz, samples, lost"
+	"subject, ci_provider, pr_number, job_url, cpu_model, cpu_count, command, " RUN_STATS_COLS
 
 static void fill_meta(sqlite3_stmt *st, struct run_meta *m)
 {
@@ -388,12 +397,7 @@ static void fill_meta(sqlite3_stmt *st, struct run_meta *m)
 	run_meta_set(&m->cpu_model, store_col_text(st, i++));
 	m->cpu_count = sqlite3_column_int(st, i++);
 	run_meta_set(&m->command, store_col_text(st, i++));
-	m->exit_code = sqlite3_column_int(st, i++);
-	m->wall_seconds = sqlite3_column_double(st, i++);
-	m->cpu_seconds = sqlite3_column_double(st, i++);
-	m->hz = sqlite3_column_int(st, i++);
-	m->samples = (uint64_t)sqlite3_column_int64(st, i++);
-	m->lost = (uint64_t)sqlite3_column_int64(st, i++);
+	run_stats_read(st, i, &m->stats);
 }
 
 static int load_tags(struct store *s, struct run_meta *m)

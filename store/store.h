@@ -41,11 +41,12 @@ void store_close(struct store *s);
 const char *store_path(const struct store *s);
 
 /*
- * Stores one run: meta (every field, tags included) and p (strings, frames, stack trie
- * nodes, per-test samples and stats; p->stats fill what meta leaves zero) in one
- * transaction, so a process killed meanwhile leaves no trace. Waits for other writers
- * (BEGIN IMMEDIATE, retried while busy). Appends the run to meta->branch's segment tree.
- * Sets meta->id. If meta->created_at is 0 it becomes the current time.
+ * Stores one run: meta (every field but stats, tags included) and p (strings, frames, stack
+ * trie nodes, per-test samples, and the run's figures: p->stats, with the samples counted
+ * and the period and CPU time taken from the rate where p lacks them) in one transaction,
+ * so a process killed meanwhile leaves no trace. Waits for other writers (BEGIN IMMEDIATE,
+ * retried while busy). Appends the run to meta->branch's segment tree. Sets meta->id, and
+ * meta->stats to the figures stored. If meta->created_at is 0 it becomes the current time.
  */
 int store_add_run(struct store *s, struct run_meta *meta, const struct profile *p);
 

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -67,7 +68,7 @@ static void test_round_trip(void **state)
 	m.dirty = 1;
 	m.pr_number = 42;
 	m.cpu_count = 2;
-	m.exit_code = 3;
+	p->stats.exit_status = 3;
 	m.commit_time = 1700000000;
 	m.created_at = 1700000100;
 	run_meta_set_tag(&m, "os", "linux");
@@ -91,11 +92,19 @@ static void test_round_trip(void **state)
 	assert_int_equal(g.dirty, 1);
 	assert_int_equal(g.pr_number, 42);
 	assert_int_equal(g.cpu_count, 2);
-	assert_int_equal(g.exit_code, 3);
+	assert_int_equal(g.stats.exit_status, 3);
 	assert_int_equal(g.commit_time, 1700000000);
 	assert_int_equal(g.created_at, 1700000100);
-	assert_int_equal(g.samples, profile_total(p, NULL));
-	assert_int_equal(g.hz, 99);
+	assert_int_equal(g.stats.samples, profile_total(p, NULL));
+	assert_int_equal(g.stats.hz, 99);
+	/* The figures are the profile's, and what store_add_run said it stored. */
+	assert_int_equal(g.stats.period_ns, p->stats.period_ns);
+	assert_int_equal(g.stats.threads, 4);
+	assert_true(g.stats.wall_seconds == p->stats.wall_seconds);
+	assert_true(g.stats.cpu_seconds == p->stats.cpu_seconds);
+	assert_int_equal(m.stats.samples, g.stats.samples);
+	assert_int_equal(m.stats.exit_status, 3);
+	assert_true(m.stats.wall_seconds == g.stats.wall_seconds);
 	assert_int_equal(g.ntags, 2);
 	assert_string_equal(g.tags[0].key, "cc"); /* sorted by key */
 	assert_string_equal(g.tags[1].value, "linux");
@@ -172,6 +181,40 @@ static void test_empty_run(void **state)
 	assert_int_equal(profile_total(q, NULL), 0);
 	profile_free(q);
 	assert_int_equal(store_check(s), 0);
+	store_close(s);
+	profile_free(p);
+	free(db);
+}
+
+/* A profile made without figures (a folded import, a test's) is stored with its sample count,
+ * and the period and CPU time of its rate. */
+static void test_figures_filled(void **state)
+{
+	(void)state;
+	char *db = path_in("figures.db");
+	struct store *s = open_ok(db, STORE_CREATE);
+	struct profile *p = tu_random_profile(7, 2, 40, 10, 3);
+	uint64_t total = profile_total(p, NULL);
+	p->stats = (struct profile_stats){.hz = 100, .exit_status = 2};
+	struct run_meta m;
+	tu_meta(&m, "main", "c");
+	assert_int_equal(store_add_run(s, &m, p), 0);
+	struct run_meta g;
+	run_meta_init(&g);
+	assert_int_equal(store_get_run(s, m.id, &g), 0);
+	assert_int_equal(g.stats.samples, total);
+	assert_int_equal(g.stats.period_ns, 10000000);
+	assert_true(fabs(g.stats.cpu_seconds - (double)total / 100) < 1e-9);
+	assert_int_equal(g.stats.exit_status, 2);
+	assert_int_equal(m.stats.samples, total);
+	assert_int_equal(m.stats.period_ns, 10000000);
+	struct profile *q;
+	assert_int_equal(store_load_profile(s, m.id, NULL, &q), 0);
+	assert_int_equal(q->stats.samples, total);
+	assert_int_equal(q->stats.period_ns, 10000000);
+	profile_free(q);
+	run_meta_release(&g);
+	run_meta_release(&m);
 	store_close(s);
 	profile_free(p);
 	free(db);
@@ -932,6 +975,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_round_trip),
 	        cmocka_unit_test(test_empty_run),
+	        cmocka_unit_test(test_figures_filled),
 	        cmocka_unit_test(test_list_and_latest),
 	        cmocka_unit_test(test_trie_dedup),
 	        cmocka_unit_test(test_concurrent_writers),

@@ -272,7 +272,6 @@ static void meta_for(struct run_meta *m, int i)
 	snprintf(commit, sizeof(commit), "%040d", i ? i + 1 : 2);
 	tu_meta(m, "main", commit);
 	m->created_at = 1700000000 + i;
-	m->wall_seconds = 1.5;
 	run_meta_set_tag(m, "job", i == 3 ? "victim" : "base");
 }
 
