@@ -30,25 +30,15 @@ void ab_sides_release(struct ab_sides *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Adds src's stats to dst's (profile_merge merges samples only). */
-static void add_stats(struct profile_stats *dst, const struct profile_stats *src)
-{
-	dst->processes += src->processes;
-	dst->threads += src->threads;
-	dst->samples += src->samples;
-	dst->lost += src->lost;
-	dst->cpu_seconds += src->cpu_seconds;
-	dst->wall_seconds += src->wall_seconds;
-	if (!dst->hz)
-		dst->hz = src->hz;
-	if (!dst->period_ns)
-		dst->period_ns = src->period_ns;
-}
-
 void ab_profile_add(struct profile *dst, const struct profile *src)
 {
 	profile_merge(dst, src);
-	add_stats(&dst->stats, &src->stats);
+	/* The one merge rule for the figures; but every run of an A/B comparison samples at
+	 * one rate, so a side's period is that rate's, as its first run measured it (not CPU
+	 * time per sample, which a loaded run's unsampled time would inflate). */
+	uint64_t period = dst->stats.period_ns ? dst->stats.period_ns : src->stats.period_ns;
+	profile_stats_add(&dst->stats, &src->stats);
+	dst->stats.period_ns = period;
 }
 
 char **ab_split_command(const char *cmd)

@@ -26,7 +26,8 @@ void ab_sides_release(struct ab_sides *s);
 void ab_sides_add(struct ab_sides *s, struct profile *base, struct profile *head, int64_t base_id,
                   int64_t head_id);
 
-/* Adds src's samples and counts (samples, CPU and wall time, processes) to dst. */
+/* Adds src's samples and figures to dst (profile_stats_add; the period stays the first
+ * run's: one comparison samples at one rate). */
 void ab_profile_add(struct profile *dst, const struct profile *src);
 
 /*
