@@ -31,6 +31,7 @@ enum {
 	OPT_PTY,
 	OPT_JUNIT,
 	OPT_NO_PTY,
+	OPT_NO_SYMBOL_CACHE,
 	OPT_STACK_SIZE,
 };
 
@@ -54,6 +55,8 @@ static const struct cli_option run_options[] = {
         {"pty", OPT_PTY, NULL,
          "run CMD on a pseudo-terminal and read test markers from its output"},
         {"no-pty", OPT_NO_PTY, NULL, "never put CMD on a pseudo-terminal"},
+        {"no-symbol-cache", OPT_NO_SYMBOL_CACHE, NULL,
+         "symbolize everything anew; do not read or write the symbol cache"},
         {"junit", OPT_JUNIT, "GLOB",
          "after the run, read test outcomes from JUnit XML (repeatable)"},
         {NULL, 0, NULL, NULL},
@@ -151,6 +154,9 @@ static int run_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_NO_PTY:
 		a->ropts.pty = -1;
+		return 0;
+	case OPT_NO_SYMBOL_CACHE:
+		a->ropts.symbol_cache = 0;
 		return 0;
 	case OPT_NO_STORE:
 		a->no_store = 1;

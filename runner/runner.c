@@ -13,6 +13,7 @@
 #include "runner/sample/perf.h"
 #include "runner/sample/preload_backend.h"
 #include "runner/symbols/symbolize.h"
+#include "runner/symbols/symcache.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ void runner_opts_init(struct runner_opts *o)
 	o->rules = 0;
 	o->pty = 0;
 	o->event = RUNNER_EVENT_CPU_CLOCK;
+	o->symbol_cache = 1;
 }
 
 const char *runner_event_name(enum runner_event e)
@@ -245,8 +247,35 @@ finish:
 	{
 		struct symbolizer *sym = symbolizer_new(s.objs);
 		symbolizer_set_separate_lines(sym, 0); /* file names of libc & co: unused */
+		struct symcache *sc = NULL;
+		if (opts->symbol_cache) {
+			char *dir = symcache_default_dir();
+			sc = dir ? symcache_open(dir, 0) : NULL;
+			if (!sc)
+				log_verbose("symbol cache: %s; symbolizing without it",
+				            dir ? cp_last_error() : "no folder ($HOME is not set)");
+			free(dir);
+			symbolizer_set_cache(sym, sc);
+		}
 		aggregator_symbolize(&s.agg, &s.tree, sym, opts->rules);
+		if (sc) {
+			if (symcache_flush(sc) < 0)
+				log_warn("symbol cache: %s", cp_last_error());
+			const struct symcache_stats *cs = symcache_stats(sc);
+			log_verbose("symbol cache: %llu addresses from the cache, %llu symbolized "
+			            "now; %llu files read, %llu written, %llu of other objects, %llu "
+			            "corrupt, %llu evicted",
+			            (unsigned long long)cs->hits, (unsigned long long)cs->misses,
+			            (unsigned long long)cs->files_read,
+			            (unsigned long long)cs->files_written,
+			            (unsigned long long)cs->files_rejected,
+			            (unsigned long long)cs->files_corrupt,
+			            (unsigned long long)cs->files_evicted);
+		}
+		log_verbose("symbols: %llu libdwfl sessions",
+		            (unsigned long long)symbolizer_counts(sym)->sessions);
 		symbolizer_free(sym);
+		symcache_free(sc);
 		const struct objcache_stats *os = objcache_stats(s.objs);
 		log_verbose("objects: %llu read for unwinding and symbols (%llu opens: %llu after "
 		            "an eviction; %llu replaced on disk during the run, %llu unusable), at "

@@ -39,6 +39,8 @@ struct runner_opts {
 	enum runner_event event;
 	int pty; /* child's stdout/stderr on a pseudo-terminal: -1 never, 0 when stdout is a
 	          * terminal (default), 1 always; the runner's output markers need it */
+	int symbol_cache; /* symbols of objects with a build id kept across runs in
+	                   * symcache_default_dir() (default 1; docs/symbolization.md) */
 };
 
 void runner_opts_init(struct runner_opts *o);

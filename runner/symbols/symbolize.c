@@ -10,6 +10,7 @@
 #endif
 #include "runner/symbols/symbolize.h"
 #include "runner/objcache.h"
+#include "runner/symbols/symcache.h"
 
 #include "common/error.h"
 #include "common/hashidx.h"
@@ -50,6 +51,19 @@ struct symobj {
 	uint64_t last_use; /* symbolizer clock at the last lookup, for eviction */
 	int failed;        /* could not be opened: not tried again */
 	int own_lines;     /* the object itself has .debug_line: source files are looked up */
+	struct symcache_table *tab; /* its results from earlier runs (NULL: not cached) */
+	int tab_tried;
+	uint64_t *bounds; /* every symbol's and allocated section's start and end (ELF virtual
+	                   * addresses), sorted: between two of them a symbol lookup cannot
+	                   * change its answer (only made for the cache across runs) */
+	size_t nbounds;
+	int bounds_tried;
+};
+
+/* What one lookup's answer holds for: the ELF virtual addresses [lo, hi), when known. */
+struct answer_range {
+	int ok;
+	uint64_t lo, hi;
 };
 
 struct cache_key {
@@ -94,6 +108,9 @@ struct symbolizer {
 
 	size_t nopen, max_open; /* object files with an open dwfl session, and the bound */
 	uint64_t clock;
+
+	struct symcache *persist; /* results across runs (borrowed), or NULL */
+	struct sym_counts counts;
 
 	char *debuginfo_path;     /* NULL: elfutils' default */
 	int separate_lines;       /* source lines from separate debug files too (default) */
@@ -204,12 +221,28 @@ struct symbolizer *symbolizer_new(struct objcache *objs)
 void symbolizer_set_separate_lines(struct symbolizer *s, int on)
 {
 	s->separate_lines = on;
+	if (s->persist)
+		symcache_set_mode(s->persist, s->separate_lines, s->debuginfo_path);
+}
+
+void symbolizer_set_cache(struct symbolizer *s, struct symcache *c)
+{
+	s->persist = c;
+	if (c)
+		symcache_set_mode(c, s->separate_lines, s->debuginfo_path);
+}
+
+const struct sym_counts *symbolizer_counts(const struct symbolizer *s)
+{
+	return &s->counts;
 }
 
 void symbolizer_set_debuginfo_path(struct symbolizer *s, const char *path)
 {
 	free(s->debuginfo_path);
 	s->debuginfo_path = path ? xstrdup(path) : NULL;
+	if (s->persist)
+		symcache_set_mode(s->persist, s->separate_lines, s->debuginfo_path);
 }
 
 static void evict_lru(struct symbolizer *s);
@@ -225,7 +258,63 @@ static void symobj_release(struct symobj *o)
 {
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
+	free(o->bounds);
 	memset(o, 0, sizeof(*o));
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Fills o->bounds from its open session's symbol table and its sections. */
+static void make_bounds(struct symobj *o)
+{
+	o->bounds_tried = 1;
+	int n = dwfl_module_getsymtab(o->mod);
+	size_t alloc = 0, nb = 0;
+	uint64_t *b = NULL;
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		if (!dwfl_module_getsym_info(o->mod, i, &sym, &addr, NULL, NULL, NULL))
+			continue;
+		ALLOC_GROW(b, nb + 2, alloc);
+		b[nb++] = addr - o->bias;
+		b[nb++] = addr - o->bias + sym.st_size;
+	}
+	Elf *elf = o->obj->elf;
+	for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		ALLOC_GROW(b, nb + 2, alloc);
+		b[nb++] = sh.sh_addr;
+		b[nb++] = sh.sh_addr + sh.sh_size;
+	}
+	if (nb)
+		qsort(b, nb, sizeof(*b), u64_cmp);
+	o->bounds = b;
+	o->nbounds = nb;
+}
+
+/* The interval between two bounds of o that holds vaddr: 0, or -1 when it is outside them. */
+static int bound_interval(const struct symobj *o, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	size_t a = 0, z = o->nbounds; /* first bound > vaddr: binary search */
+	while (a < z) {
+		size_t m = a + (z - a) / 2;
+		if (o->bounds[m] <= vaddr)
+			a = m + 1;
+		else
+			z = m;
+	}
+	if (a == 0 || a == o->nbounds)
+		return -1;
+	*lo = o->bounds[a - 1];
+	*hi = o->bounds[a];
+	return 0;
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -277,6 +366,7 @@ static int has_section(Elf *elf, const char *name)
 static int symobj_open(struct symbolizer *s, struct symobj *o)
 {
 	const char *path = o->obj->path;
+	s->counts.sessions++;
 	o->dwfl = dwfl_begin(&s->callbacks);
 	if (!o->dwfl)
 		return cp_error("cannot start libdwfl for %s: %s", path, dwfl_errmsg(-1));
@@ -348,9 +438,11 @@ static int symobj_load(struct symbolizer *s, struct symobj *o)
 		o->obj = objcache_get(s->files, path);
 		if (!o->obj)
 			return cp_error("cannot read %s as an ELF object", path);
-	} else if (objfile_open(s->files, o->obj) < 0) {
-		return cp_error("%s changed since it was first read; not symbolizing it", path);
+		o->build_id = intern_id(s, o->obj->build_id);
+		return 0;
 	}
+	if (objfile_open(s->files, o->obj) < 0)
+		return cp_error("%s changed since it was first read; not symbolizing it", path);
 	if (s->nopen >= s->max_open)
 		evict_lru(s);
 	if (symobj_open(s, o) < 0)
@@ -360,10 +452,11 @@ static int symobj_load(struct symbolizer *s, struct symobj *o)
 }
 
 /*
- * The object for path (string id), opened on first use and reopened after an eviction;
- * a failure is remembered, so a missing file costs one attempt.
+ * The object for path (string id), read through the object cache on first use (its build id
+ * known); session: its libdwfl session is started too, and restarted after an eviction. A
+ * failure is remembered, so a missing file costs one attempt.
  */
-static struct symobj *get_obj(struct symbolizer *s, uint32_t path_id)
+static struct symobj *get_obj(struct symbolizer *s, uint32_t path_id, int session)
 {
 	uint64_t h = hash_mix(path_id);
 	int64_t pos = hashidx_find(&s->obj_idx, h, obj_eq, s, &path_id);
@@ -385,7 +478,11 @@ static struct symobj *get_obj(struct symbolizer *s, uint32_t path_id)
 		hashidx_insert(&s->obj_idx, h, (uint32_t)s->nobjs++);
 	}
 	o->last_use = ++s->clock;
-	if (!o->dwfl && !o->failed && symobj_load(s, o) < 0) {
+	if (!o->failed && !o->obj && symobj_load(s, o) < 0) {
+		o->failed = 1;
+		log_debug("symbolize: %s", cp_last_error());
+	}
+	if (!o->failed && session && !o->dwfl && symobj_load(s, o) < 0) {
 		o->failed = 1;
 		log_debug("symbolize: %s", cp_last_error());
 	}
@@ -394,8 +491,13 @@ static struct symobj *get_obj(struct symbolizer *s, uint32_t path_id)
 
 /* Looks up offset in o (which may have failed to open) and fills out; module is o's. */
 static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t offset,
-                          int is_return, struct sym_info *out)
+                          int is_return, struct sym_info *out, uint64_t *rel,
+                          struct answer_range *range)
 {
+	struct answer_range none = {0};
+	if (!range)
+		range = &none;
+	range->ok = 0;
 	uint64_t look = is_return && offset > 0 ? offset - 1 : offset;
 	uint64_t vaddr;
 	out->module = s->strs[o->module];
@@ -413,6 +515,8 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 		Dwarf_Addr symbias;
 		const char *name = dwfl_module_addrinfo(o->mod, addr, &symoff, &sym, &shndx,
 		                                        &symelf, &symbias);
+		if (o->bounds && bound_interval(o, vaddr, &range->lo, &range->hi) == 0)
+			range->ok = 1;
 		if (name && *name) {
 			char *demangled = sym_demangle(name);
 			out->function = intern(s, demangled ? demangled : name);
@@ -428,10 +532,14 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 			Dwarf_Frame *frame = NULL;
 			if (cfi && dwarf_cfi_addrframe(cfi, addr - cfi_bias, &frame) == 0) {
 				if (dwarf_frame_info(frame, &start, &end, NULL) >= 0 &&
-				    start + cfi_bias <= addr && addr - (start + cfi_bias) <= look)
-					out->function = internf(
-					        s, "%s+0x%llx", out->module,
-					        (unsigned long long)(look - (addr - (start + cfi_bias))));
+				    start + cfi_bias <= addr && addr - (start + cfi_bias) <= look) {
+					*rel = look - (addr - (start + cfi_bias));
+					/* Entries may overlap (a small one inside a larger
+					 * one): the name holds for this address only. */
+					range->ok = 0;
+					out->function = internf(s, "%s+0x%llx", out->module,
+					                        (unsigned long long)*rel);
+				}
 				free(frame);
 			}
 		}
@@ -446,8 +554,47 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 			out->line = lineno > 0 ? (unsigned)lineno : 0;
 		}
 	}
-	if (!out->function)
+	if (!out->function) {
+		range->ok = 0; /* named by the offset itself */
+		*rel = offset;
 		out->function = internf(s, "%s+0x%llx", out->module, (unsigned long long)offset);
+	}
+}
+
+/* Fills out from the cache across runs: the address's own entry, or a range holding it.
+ * Returns 0 when neither is there. */
+static void from_persist(struct symbolizer *s, const struct symobj *o,
+                         const struct symcache_entry *e, struct sym_info *out);
+static int persist_get(struct symbolizer *s, struct symobj *o, uint64_t offset, int is_return,
+                       struct sym_info *out)
+{
+	const struct symcache_entry *e = symcache_get(o->tab, offset, is_return);
+	uint64_t look = is_return && offset > 0 ? offset - 1 : offset, vaddr;
+	if (!e && obj_offset_to_vaddr(o->obj->segs, o->obj->nsegs, look, &vaddr) == 0)
+		e = symcache_get_range(o->tab, vaddr);
+	if (!e) {
+		symcache_note_miss(o->tab);
+		return 0;
+	}
+	from_persist(s, o, e, out);
+	return 1;
+}
+
+/* Fills out from an entry of the cache across runs. */
+static void from_persist(struct symbolizer *s, const struct symobj *o,
+                         const struct symcache_entry *e, struct sym_info *out)
+{
+	out->module = s->strs[o->module];
+	out->build_id = s->strs[o->build_id];
+	out->file = intern(s, e->file ? e->file : "");
+	out->line = e->line;
+	if (e->kind == 'n') {
+		out->function = intern(s, e->function);
+		out->resolved = 1;
+	} else {
+		out->function = internf(s, "%s+0x%llx", out->module, (unsigned long long)e->rel);
+		out->resolved = 0;
+	}
 }
 
 void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t file_offset,
@@ -469,9 +616,45 @@ void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t fi
 	struct cache_key k = {KIND_FILE, !!is_return, intern_id(s, path), file_offset};
 	if (cache_get(s, &k, out))
 		return;
-	const struct symobj *o = get_obj(s, (uint32_t)k.id);
-	symobj_lookup(s, o, file_offset, is_return, out);
+	struct symobj *o = get_obj(s, (uint32_t)k.id, !s->persist);
+	if (s->persist && o->obj && !o->failed && !o->tab_tried) {
+		o->tab_tried = 1;
+		o->tab = symcache_table(s->persist, o->obj);
+	}
+	if (o->tab && persist_get(s, o, file_offset, is_return, out)) {
+		cache_put(s, &k, out);
+		return;
+	}
+	if (s->persist)
+		o = get_obj(s, (uint32_t)k.id, 1);
+	/* A range of addresses is kept for objects whose frames get no source file: between
+	 * two symbol bounds, every address gets the same name. */
+	int ranges = o->tab && o->mod && !o->own_lines && !s->separate_lines;
+	if (ranges && !o->bounds_tried)
+		make_bounds(o);
+	uint64_t rel = 0;
+	struct answer_range range;
+	symobj_lookup(s, o, file_offset, is_return, out, &rel, &range);
 	cache_put(s, &k, out);
+	/* Only what a working session found is kept: a failure may not last. */
+	if (!o->tab || !o->mod)
+		return;
+	struct symcache_entry ne = {
+	        .kind = out->resolved ? 'n' : 'm',
+	        .rel = out->resolved ? 0 : rel,
+	        .function = out->function,
+	        .file = out->file,
+	        .line = out->line,
+	};
+	if (ranges && range.ok) {
+		ne.offset = range.lo;
+		ne.end = range.hi;
+		symcache_put_range(o->tab, &ne);
+	} else {
+		ne.offset = file_offset;
+		ne.is_return = !!is_return;
+		symcache_put(o->tab, &ne);
+	}
 }
 
 /* ---- vdso ---- */
@@ -490,7 +673,8 @@ void symbolizer_resolve_vdso(struct symbolizer *s, uint64_t offset, int is_retur
 		if (!s->vdso.obj || symobj_open(s, &s->vdso) < 0)
 			log_debug("symbolize: %s", cp_last_error());
 	}
-	symobj_lookup(s, &s->vdso, offset, is_return, out);
+	uint64_t rel;
+	symobj_lookup(s, &s->vdso, offset, is_return, out, &rel, NULL);
 	cache_put(s, &k, out);
 }
 

@@ -44,6 +44,18 @@ void symbolizer_set_debuginfo_path(struct symbolizer *s, const char *path);
  */
 void symbolizer_set_separate_lines(struct symbolizer *s, int on);
 
+/* Results across runs (runner/symbols/symcache.h; borrowed, or NULL for none): an object with
+ * a build id is looked up there first, and a libdwfl session is started for it only when an
+ * address is missing; what sessions find is added. Set before the first resolve call. */
+struct symcache;
+void symbolizer_set_cache(struct symbolizer *s, struct symcache *c);
+
+struct sym_counts {
+	uint64_t sessions; /* libdwfl sessions started (objects, the vdso, reopens after an
+	                    * eviction) */
+};
+const struct sym_counts *symbolizer_counts(const struct symbolizer *s);
+
 /* How many objects keep a libdwfl session at once (default 128; each holds parsed DWARF, a
  * reference to the object's mapping and maybe a separate debug file's descriptor); the least
  * recently used is closed beyond that and reopened on demand. The objects' own descriptors
