@@ -619,7 +619,12 @@ void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t fi
 	struct symobj *o = get_obj(s, (uint32_t)k.id, !s->persist);
 	if (s->persist && o->obj && !o->failed && !o->tab_tried) {
 		o->tab_tried = 1;
-		o->tab = symcache_table(s->persist, o->obj);
+		/* An object with its own source lines (a project's code built with -g) is not
+		 * cached: its file and line are per address, and samples land on new addresses in
+		 * every run, so a session is needed anyway; and it is rebuilt with a new build id
+		 * by the next commit. Reading and writing its file only cost (docs/benchmarks.md). */
+		if (objfile_open(s->files, o->obj) == 0 && !has_section(o->obj->elf, ".debug_line"))
+			o->tab = symcache_table(s->persist, o->obj);
 	}
 	if (o->tab && persist_get(s, o, file_offset, is_return, out)) {
 		cache_put(s, &k, out);
