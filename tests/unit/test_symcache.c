@@ -1,6 +1,6 @@
 /* Tests of the symbol cache across runs (runner/symbols/symcache.h): a second symbolizer over
- * the same objects answers from the cache without a libdwfl session and exactly as an uncached
- * one does; a rebuilt program (new build id) and another program with the same build id are
+ * the same objects answers from the cache, with no libdwfl session but for objects with their
+ * own source lines (not cached), and exactly as an uncached one does; a rebuilt program (new build id) and another program with the same build id are
  * not served the old names; a corrupt file is reported by name and line and falls back; the
  * folder stays under its bound, least recently used files first. */
 #ifndef _GNU_SOURCE
