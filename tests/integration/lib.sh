@@ -67,6 +67,10 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+# Each test's runs share a symbol cache of their own (docs/symbolization.md), never the user's
+# ~/.cache/ciprof/symbols: tests running side by side under ctest -j must not serve each other
+# names, and a test suite must not fill its user's cache.
+export CIPROF_SYMBOL_CACHE=$TMP/symbol-cache
 
 # run_capture NAME CMD...: runs CMD with stdout to $TMP/NAME.out and stderr to $TMP/NAME.err,
 # stdin from /dev/null; its status lands in RC. Never fails by itself.
