@@ -279,7 +279,6 @@ void paired_judge(const struct paired *pa, const struct report_options *o, size_
 	size_t R = pa->rounds, n = pa->nitems;
 	out->rounds = R;
 	out->looks = paired_planned_looks(max_rounds > R ? max_rounds : R);
-	out->final = final;
 	out->alpha_look = paired_look_alpha(o->alpha, R, max_rounds > R ? max_rounds : R, final);
 	double same_alpha =
 	        paired_look_alpha(PAIRED_SAME_ALPHA, R, max_rounds > R ? max_rounds : R, final);

@@ -52,7 +52,6 @@ struct paired_judgement {
 	struct paired_item *items; /* owned; in the order items were first seen */
 	size_t n;
 	size_t rounds, looks; /* looks: planned */
-	int final;            /* the last look: no more rounds follow */
 	double alpha_look;    /* the error this look spends (paired_look_alpha of alpha) */
 	size_t ntested, nundecided, nslower, nfaster;
 };

@@ -1,6 +1,7 @@
 /* Process tree and address spaces for the perf backend (see proctree.h).
  * Exited processes are dropped in batches, so memory follows the live processes, not the
  * thousands a long suite starts. */
+#include "common/search.h"
 #include "runner/attribution/proctree.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
@@ -300,15 +301,7 @@ void addr_space_copy(struct addr_space *dst, const struct addr_space *src)
 /* First map whose end is above addr. */
 static size_t lower_bound(const struct addr_space *as, uint64_t addr)
 {
-	size_t lo = 0, hi = as->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (as->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return cp_first_above(as->maps, as->n, sizeof(*as->maps), offsetof(struct map, end), addr);
 }
 
 const struct map *addr_space_find(const struct addr_space *as, uint64_t addr)

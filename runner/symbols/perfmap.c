@@ -1,6 +1,7 @@
 /* perf map files (/tmp/perf-PID.map): the text format JITs write so profilers can name their
  * code, one "START SIZE NAME" line per function, hex numbers, a name that may hold spaces.
  * Parsed into an array sorted by start; lookups binary-search it. */
+#include "common/search.h"
 #include "runner/symbols/symbolize.h"
 
 #include "common/error.h"
@@ -181,14 +182,8 @@ int perfmap_parse_lenient(struct perfmap *m, const char *text, size_t len, const
 const struct perfmap_entry *perfmap_lookup(const struct perfmap *m, uint64_t addr)
 {
 	/* The first entry starting after addr; candidates lie before it. */
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->entries[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = cp_first_above(m->entries, m->n, sizeof(*m->entries),
+	                           offsetof(struct perfmap_entry, start), addr);
 	/* Walk back over entries that could still reach addr (overlaps are rare). */
 	for (size_t i = lo; i-- > 0;) {
 		const struct perfmap_entry *e = &m->entries[i];

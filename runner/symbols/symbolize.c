@@ -8,6 +8,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "common/search.h"
 #include "runner/symbols/symbolize.h"
 #include "runner/objcache.h"
 #include "runner/symbols/symcache.h"
@@ -302,14 +303,7 @@ static void make_bounds(struct symobj *o)
 /* The interval between two bounds of o that holds vaddr: 0, or -1 when it is outside them. */
 static int bound_interval(const struct symobj *o, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
 {
-	size_t a = 0, z = o->nbounds; /* first bound > vaddr: binary search */
-	while (a < z) {
-		size_t m = a + (z - a) / 2;
-		if (o->bounds[m] <= vaddr)
-			a = m + 1;
-		else
-			z = m;
-	}
+	size_t a = cp_first_above(o->bounds, o->nbounds, sizeof(*o->bounds), 0, vaddr);
 	if (a == 0 || a == o->nbounds)
 		return -1;
 	*lo = o->bounds[a - 1];

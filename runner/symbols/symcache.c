@@ -15,6 +15,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "common/search.h"
 #include "runner/symbols/symcache.h"
 #include "runner/objcache.h"
 
@@ -252,15 +253,8 @@ static void sort_ranges(struct symcache_table *t)
 static size_t upper_bound(struct symcache_table *t, uint64_t vaddr)
 {
 	sort_ranges(t);
-	size_t a = 0, z = t->nr;
-	while (a < z) {
-		size_t m = a + (z - a) / 2;
-		if (t->r[m].offset <= vaddr)
-			a = m + 1;
-		else
-			z = m;
-	}
-	return a;
+	return cp_first_above(t->r, t->nr, sizeof(*t->r), offsetof(struct symcache_entry, offset),
+	                      vaddr);
 }
 
 static const struct symcache_entry *find_range(struct symcache_table *t, uint64_t vaddr)
