@@ -4,13 +4,17 @@
  * change); everything else is neutral grey, so the finding is what the eye meets. Flagged
  * frames are outlined and always labelled with their change. A <title> tooltip per frame
  * gives base, head and change. The focused variant draws only the subtrees under flagged
- * frames (and the callers leading to them), widened to fill the picture. No script: it
- * renders anywhere, safely. */
+ * frames (and the callers leading to them), widened to fill the picture. Flagged frames'
+ * labels are drawn last, on top, and never into one another: on a wide suite one function
+ * called from several places has narrow frames side by side. No script: it renders
+ * anywhere, safely. */
 #include "report/internal.h"
+#include "common/escape.h"
 #include "common/xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SVG_W      1200.0
 #define SVG_PAD    10.0
@@ -18,10 +22,19 @@
 #define CHAR_W     7.2 /* monospace at 12 px */
 #define MIN_W      0.3 /* narrower frames (and their children) are not drawn */
 #define MIN_LABEL  6   /* a cut label keeps at least this many characters, else none */
-#define TOP        64.0
+#define TITLE_Y    22.0 /* the heading (15 px), the baseline under it, then the legend */
+#define RULE_Y     40.0
+#define LEGEND_Y   50.0
+#define TOP        80.0
 #define BOTTOM     10.0
 #define MAX_DEPTH  512
 #define FULL_SCALE 0.4 /* a change of 40 % or more gets the full colour */
+
+/* A flagged frame whose label is placed once every frame is drawn. */
+struct svg_label {
+	double x, y, w;
+	uint32_t node;
+};
 
 struct svg_ctx {
 	const struct report_diff *d;
@@ -30,6 +43,8 @@ struct svg_ctx {
 	double px;       /* pixels per head sample */
 	double height;
 	size_t max_depth;
+	struct svg_label *labels; /* flagged frames, in drawing order */
+	size_t nlabels, labels_alloc;
 };
 
 static int node_flag(const struct report_diff *d, uint32_t n)
@@ -133,17 +148,9 @@ static void draw(struct svg_ctx *s, uint32_t n, double x, size_t depth)
 	            flag ? " stroke=\"#1f2328\" stroke-width=\"1.5\"" : "");
 	long fits = lround(floor((w - 6) / CHAR_W));
 	if (flag) {
-		/* Always labelled, with the change; a label wider than its frame runs on over
-		 * its neighbours with a white halo, so it stays readable. */
-		struct strbuf label = STRBUF_INIT;
-		report_escape(&label, report_node_name(d, n), REPORT_ESC_XML, 60);
-		strbuf_addch(&label, ' ');
-		change_text(&label, d, n);
-		strbuf_addf(s->o,
-		            "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" stroke=\"#ffffff\" "
-		            "stroke-width=\"3\" paint-order=\"stroke\">%s</text>",
-		            x + 3, y + 12, label.buf);
-		strbuf_release(&label);
+		/* labelled after every frame is drawn (flagged_labels), so no frame covers it */
+		ALLOC_GROW(s->labels, s->nlabels + 1, s->labels_alloc);
+		s->labels[s->nlabels++] = (struct svg_label){x, y, w, n};
 	} else if (fits >= MIN_LABEL) {
 		strbuf_addf(s->o, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + 12);
 		report_escape(s->o, report_node_name(d, n), REPORT_ESC_XML, (size_t)fits);
@@ -161,6 +168,73 @@ static void draw(struct svg_ctx *s, uint32_t n, double x, size_t depth)
 		x += cw;
 	}
 	free(kids);
+}
+
+static int label_cmp(const void *pa, const void *pb)
+{
+	const struct svg_label *a = pa, *b = pb;
+	if (a->y != b->y)
+		return a->y < b->y ? -1 : 1;
+	return a->x < b->x ? -1 : a->x > b->x;
+}
+
+/* The flagged frames' labels: the name and the change, bold, with a white halo, on top of
+ * every frame. A label wider than its frame runs on over its neighbours up to the next
+ * flagged frame of its row (or the picture's edge); if it does not fit it moves left, as far
+ * as the row's previous label allows and never off its own frame; what still does not fit
+ * is cut: the name (never to fewer than MIN_LABEL characters), then the name altogether
+ * (the change alone), then the label (the outline and the tooltip remain). */
+static void flagged_labels(struct svg_ctx *s)
+{
+	const struct report_diff *d = s->d;
+	if (!s->nlabels)
+		return;
+	qsort(s->labels, s->nlabels, sizeof(*s->labels), label_cmp);
+	strbuf_addstr(s->o, "<g class=\"labels\" font-weight=\"bold\" stroke=\"#ffffff\" "
+	                    "stroke-width=\"3\" paint-order=\"stroke\" pointer-events=\"none\">\n");
+	struct strbuf change = STRBUF_INIT;
+	double end = 0; /* where the row's previous label ends */
+	for (size_t i = 0; i < s->nlabels; i++) {
+		const struct svg_label *l = &s->labels[i];
+		if (i == 0 || l->y != s->labels[i - 1].y)
+			end = SVG_PAD;
+		int last = i + 1 == s->nlabels || s->labels[i + 1].y != l->y;
+		double limit = last ? SVG_W - SVG_PAD : s->labels[i + 1].x;
+		const char *name = report_node_name(d, l->node);
+		strbuf_reset(&change);
+		change_text(&change, d, l->node);
+		size_t nc = esc_utf8_chars(name, strlen(name)), cc = change.len;
+		if (nc > 60)
+			nc = 60; /* as report_escape cuts it below */
+		double full = (double)(nc + 1 + cc) * CHAR_W;
+		/* at its frame, or moved left until it ends at the limit, never off its frame */
+		double x = fmin(fmax(l->x + 3, end), fmax(end, limit - full));
+		if (x > l->x + l->w)
+			continue;
+		long room = lround(floor((limit - x) / CHAR_W + 1e-9));
+		size_t name_max; /* 0: the change alone */
+		if (room >= (long)(nc + 1 + cc))
+			name_max = 60;
+		else if (room >= (long)(MIN_LABEL + 1 + cc))
+			name_max = (size_t)room - 1 - cc;
+		else if (room >= (long)cc)
+			name_max = 0;
+		else
+			continue;
+		struct strbuf label = STRBUF_INIT;
+		size_t shown = 0; /* characters, before entities */
+		if (name_max) {
+			shown = report_escape(&label, name, REPORT_ESC_XML, name_max) + 1;
+			strbuf_addch(&label, ' ');
+		}
+		strbuf_add(&label, change.buf, change.len);
+		shown += cc;
+		strbuf_addf(s->o, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x, l->y + 12, label.buf);
+		end = x + (double)(shown + 1) * CHAR_W; /* and a character's gap */
+		strbuf_release(&label);
+	}
+	strbuf_release(&change);
+	strbuf_addstr(s->o, "</g>\n");
 }
 
 static void legend(struct strbuf *o, double y, int focused)
@@ -218,7 +292,7 @@ static int svg_doc(const struct report *r, struct strbuf *out, int standalone, i
 {
 	const struct report_diff *d = r->diff;
 	double *w = d ? xcalloc(d->tree.names->nnodes, sizeof(double)) : NULL;
-	struct svg_ctx s = {d, out, w, 0, 0, 0};
+	struct svg_ctx s = {.d = d, .o = out, .w = w};
 	double root = d && d->head_samples > 0 ? widths(d, focused, w) : 0;
 	if (root > 0) {
 		s.px = (SVG_W - 2 * SVG_PAD) / root;
@@ -238,12 +312,15 @@ static int svg_doc(const struct report *r, struct strbuf *out, int standalone, i
 	report_short_commit(hc, r->pr_head && *r->pr_head ? r->pr_head : r->head->commit);
 	report_short_commit(bc, r->base->commit);
 	strbuf_addf(out,
-	            "<text x=\"%.1f\" y=\"22\" font-size=\"15\" font-weight=\"bold\">ciprof "
-	            "diff flame graph%s: head run %lld%s%s vs base%s%s (",
-	            SVG_PAD, focused ? " (findings only)" : "", (long long)r->head->id,
+	            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"15\" font-weight=\"bold\">ciprof "
+	            "diff flame graph%s: head run %lld%s%s vs base%s%s</text>\n",
+	            SVG_PAD, TITLE_Y, focused ? " (findings only)" : "", (long long)r->head->id,
 	            *hc ? " " : "", hc, *bc ? " " : "", bc);
-	report_escape(out, d ? r->base->rule : r->base->none, REPORT_ESC_XML, 120);
-	strbuf_addstr(out, ")</text>\n");
+	/* the baseline on a line of its own, cut to the picture's width */
+	strbuf_addf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#57606a\">base: ", SVG_PAD, RULE_Y);
+	report_escape(out, d ? r->base->rule : r->base->none, REPORT_ESC_XML,
+	              (size_t)((SVG_W - 2 * SVG_PAD) / CHAR_W) - 6);
+	strbuf_addstr(out, "</text>\n");
 	if (!d) {
 		strbuf_addf(out,
 		            "<text x=\"%.1f\" y=\"%.1f\">no baseline: nothing to compare</text>\n",
@@ -257,10 +334,12 @@ static int svg_doc(const struct report *r, struct strbuf *out, int standalone, i
 		            "nothing to focus on</text>\n",
 		            SVG_PAD, TOP);
 	} else {
-		legend(out, 34, focused);
+		legend(out, LEGEND_Y, focused);
 		draw(&s, 0, SVG_PAD, 0);
+		flagged_labels(&s);
 	}
 	strbuf_addstr(out, "</svg>\n");
+	free(s.labels);
 	free(w);
 	return 0;
 }

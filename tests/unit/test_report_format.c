@@ -948,6 +948,61 @@ static void test_svg_layout(void **state)
 	fixture_release(&fx);
 }
 
+/* One flagged function called from 40 tests, each call site a narrow frame beside the next
+ * (a wide suite): the labels of flagged frames never run into one another, nor out of the
+ * picture, and each keeps its change when it keeps anything. */
+static void test_svg_labels_apart(void **state)
+{
+	(void)state;
+	enum { SITES = 40 };
+	struct stack_count ba[2 * SITES], bb[2 * SITES], h[2 * SITES];
+	char names[SITES][2][48];
+	for (int i = 0; i < SITES; i++) {
+		snprintf(names[i][0], sizeof(names[i][0]), "demo;main;test_%02d;work_%02d", i, i);
+		snprintf(names[i][1], sizeof(names[i][1]), "demo;main;test_%02d;crc32_update", i);
+		const char *test = names[i][0] + 10;
+		ba[2 * i] = (struct stack_count){test, names[i][0], 2000 + (uint64_t)(i % 3)};
+		bb[2 * i] = (struct stack_count){test, names[i][0], 2001 - (uint64_t)(i % 2)};
+		h[2 * i] = (struct stack_count){test, names[i][0], 2000};
+		ba[2 * i + 1] = (struct stack_count){test, names[i][1], 60};
+		bb[2 * i + 1] = (struct stack_count){test, names[i][1], 61};
+		h[2 * i + 1] = (struct stack_count){test, names[i][1], 120};
+	}
+	struct fixture fx;
+	fixture_init_bases(&fx, ba, N(ba), bb, N(bb), h, N(h), "feature/x");
+	for (int focus = 0; focus < 2; focus++) {
+		struct strbuf svg = STRBUF_INIT;
+		fx.rep.focus = focus;
+		assert_int_equal(report_svg(&fx.rep, &svg), 0);
+		const char *p = strstr(svg.buf, "<g class=\"labels\"");
+		assert_non_null(p);
+		const char *end = strstr(p, "</g>");
+		double last_end = 0, last_y = -1;
+		int labels = 0;
+		while ((p = strstr(p, "<text x=\"")) && p < end) {
+			double x, y;
+			assert_int_equal(sscanf(p, "<text x=\"%lf\" y=\"%lf\"", &x, &y), 2);
+			const char *txt = strchr(p, '>') + 1, *close = strstr(txt, "</text>");
+			size_t chars = 0;
+			for (const char *c = txt; c < close; c++)
+				chars += ((unsigned char)*c & 0xc0) != 0x80;
+			double right = x + (double)chars * 7.2;
+			if (y == last_y)
+				assert_true(x >= last_end);
+			assert_true(x >= 0 && right <= 1200.0);
+			assert_memory_equal(close - 2, " %", 2); /* the change: "... +98.3 %" */
+			last_end = right;
+			last_y = y;
+			labels++;
+			p = close;
+		}
+		assert_true(labels >= (focus ? SITES / 4 : 4));
+		strbuf_release(&svg);
+	}
+	fx.rep.focus = 0;
+	fixture_release(&fx);
+}
+
 static void test_markdown_limit(void **state)
 {
 	(void)state;
@@ -1232,6 +1287,7 @@ int main(void)
 	        cmocka_unit_test(test_json_shape),
 	        cmocka_unit_test(test_advisory),
 	        cmocka_unit_test(test_svg_layout),
+	        cmocka_unit_test(test_svg_labels_apart),
 	        cmocka_unit_test(test_markdown_limit),
 	        cmocka_unit_test(test_html_basic),
 	        cmocka_unit_test(test_markdown_findings_first),
