@@ -229,7 +229,8 @@ static void flagged_labels(struct svg_ctx *s)
 		}
 		strbuf_add(&label, change.buf, change.len);
 		shown += cc;
-		strbuf_addf(s->o, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x, l->y + 12, label.buf);
+		strbuf_addf(s->o, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x, l->y + 12,
+		            label.buf);
 		end = x + (double)(shown + 1) * CHAR_W; /* and a character's gap */
 		strbuf_release(&label);
 	}
