@@ -19,9 +19,9 @@
 #define SVG_W      1200.0
 #define SVG_PAD    10.0
 #define FRAME_H    17.0
-#define CHAR_W     7.2 /* monospace at 12 px */
-#define MIN_W      0.3 /* narrower frames (and their children) are not drawn */
-#define MIN_LABEL  6   /* a cut label keeps at least this many characters, else none */
+#define CHAR_W     7.2  /* monospace at 12 px */
+#define MIN_W      0.3  /* narrower frames (and their children) are not drawn */
+#define MIN_LABEL  6    /* a cut label keeps at least this many characters, else none */
 #define TITLE_Y    22.0 /* the heading (15 px), the baseline under it, then the legend */
 #define RULE_Y     40.0
 #define LEGEND_Y   50.0
