@@ -301,12 +301,12 @@ int blob_unseal(const void *data, size_t len, const char *what, size_t *body)
 	return 0;
 }
 
-/* No encoder codes more entries than this per byte of blob (an entry costs at least a few
- * binary decisions, each at least 1/90 of a bit): a bound on what a hostile length field can
- * make a decoder allocate. */
+/* No encoder codes more entries than this in a blob of len bytes (an entry costs at least two
+ * decisions, its node and its count; rc.h): a bound on what a hostile length field can make a
+ * decoder allocate. Many stacks of one sample each come near it. */
 static uint64_t max_entries(size_t len)
 {
-	return (uint64_t)len * 256 + 1024;
+	return rc_max_decisions(len) / 2;
 }
 
 static int bad(const char *what)

@@ -38,11 +38,12 @@ void dict_chunk_release(struct dict_chunk *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Entries a chunk of len bytes may claim: a bound on what hostile input can allocate (an
- * arithmetic-coded item costs at least a few decisions of at least 1/90 bit each). */
+/* Entries a chunk of len bytes may claim: a bound on what hostile input can allocate. A frame
+ * costs at least five decisions, a stack node two (whether its parent is the node before, then
+ * its frame or the parent's distance); deep chains of one repeated frame come near it. */
 static uint64_t max_items(size_t len)
 {
-	return (uint64_t)len * 256 + 1024;
+	return rc_max_decisions(len) / 2;
 }
 
 static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *out)

@@ -52,6 +52,17 @@ int rc_dec_failed(const struct rc_dec *d);
 /* 0 when the decoder consumed the stream exactly as an encoder finishes it, else -1. */
 int rc_dec_finish(const struct rc_dec *d);
 
+/* The most modelled decisions (rc_enc_bit) a stream of len bytes can code: a decision narrows
+ * the interval by at least the factor of the likeliest probability a model reaches, 4081/4096
+ * (0.00529 bit), and the 32-bit interval holds at most 4 bytes not yet written - so at most
+ * 8 / 0.00529 = 1511.4 decisions a byte (a stream of 20 M certain bits measures 1511.1). A
+ * decoder bounds what a hostile count may make it allocate by this, divided by the fewest
+ * decisions one of its items costs; a tighter guess refuses what the encoder writes. */
+static inline uint64_t rc_max_decisions(size_t len)
+{
+	return ((uint64_t)len + 4) * 1536;
+}
+
 /* An adaptive model of unsigned 64-bit integers: the bit length (0..64) in unary through a
  * probability per length, the two bits below the leading one through probabilities per length,
  * the rest at even odds. Small values cost a few bits once learned. */

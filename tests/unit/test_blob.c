@@ -569,6 +569,59 @@ static void test_dict_chunks_against_history(void **state)
 	profile_free(d);
 }
 
+/* The most compressible input the encoders meet must decode: a stack 100,000 frames deep of
+ * one repeated frame (a folded file of deep recursion) and 300,000 stacks of one sample each
+ * (a flat profile) code to far more items per byte than a guess of 256 allowed, and the store
+ * wrote what it then called corrupt. */
+static void test_extremes_decode(void **state)
+{
+	struct profile *d = profile_new();
+	struct profile_frame f = {profile_intern(d, "recurse"), 0, 0, 0, 0};
+	uint32_t frame = profile_frame(d, &f), node = 0;
+	for (int i = 0; i < 100000; i++)
+		node = profile_node(d, node, frame);
+	struct strbuf sb = STRBUF_INIT;
+	uint64_t n = d->nnodes - 1;
+	dict_encode_chunk(&sb, d, d->nodes, DICT_NODES, 1, n, NULL);
+	assert_true(sb.len * 256 + 1024 < n); /* beyond the old bound */
+	struct dict_chunk c = {0};
+	if (dict_decode_chunk(sb.buf, sb.len, DICT_NODES, 1, NULL, &c) < 0)
+		fail_msg("deep chain: %s", cp_last_error());
+	assert_int_equal(c.n, n);
+	assert_int_equal(c.parent[n - 1], n - 1);
+	dict_chunk_release(&c);
+
+	struct blob_entries a, b, out;
+	blob_entries_init(&a);
+	blob_entries_init(&b);
+	blob_entries_init(&out);
+	for (uint64_t i = 0; i < 300000; i++) {
+		blob_entries_push(&a, 0, 1 + i, 1);
+		blob_entries_push(&b, 0, 1 + i, 1);
+	}
+	for (uint64_t i = 0; i < 300000; i++)
+		blob_entries_push(&b, 0, 300001 + i, 1);
+	blob_entries_normalize(&a);
+	blob_entries_normalize(&b);
+	strbuf_reset(&sb);
+	blob_encode_full(&sb, &a);
+	assert_true(sb.len * 256 + 1024 < a.n);
+	if (blob_decode(sb.buf, sb.len, 0, NULL, &out) < 0)
+		fail_msg("flat profile: %s", cp_last_error());
+	assert_same(&a, &out);
+	strbuf_reset(&sb);
+	blob_encode_delta(&sb, &b, &a);
+	out.n = 0;
+	if (blob_decode(sb.buf, sb.len, 0, &a, &out) < 0)
+		fail_msg("flat profile against the previous run: %s", cp_last_error());
+	assert_same(&b, &out);
+	strbuf_release(&sb);
+	blob_entries_release(&a);
+	blob_entries_release(&b);
+	blob_entries_release(&out);
+	profile_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -578,6 +631,7 @@ int main(void)
 	        cmocka_unit_test(test_v2_malformed),  cmocka_unit_test(test_rc),
 	        cmocka_unit_test(test_dict_chunks),
 	        cmocka_unit_test(test_dict_chunks_against_history),
+	        cmocka_unit_test(test_extremes_decode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
