@@ -67,10 +67,15 @@ int pprof_write(const struct profile *p, const struct pprof_info *info, const ch
 	pb_value_type types[2], period_type;
 	pb_value_type *type_ptrs[2] = {value_type(&types[0], st, "samples", "count"),
 	                               value_type(&types[1], st, "cpu", "nanoseconds")};
-	pr.n_sample_type = 2;
+	/* Without a sampling period (a folded import) the CPU time is unknown: counts only, or
+	 * readers would show a total of zero nanoseconds. */
+	size_t nvalues = p->stats.period_ns ? 2 : 1;
+	pr.n_sample_type = nvalues;
 	pr.sample_type = type_ptrs;
-	pr.period_type = value_type(&period_type, st, "cpu", "nanoseconds");
-	pr.period = (int64_t)p->stats.period_ns;
+	if (p->stats.period_ns) {
+		pr.period_type = value_type(&period_type, st, "cpu", "nanoseconds");
+		pr.period = (int64_t)p->stats.period_ns;
+	}
 	pr.time_nanos = info ? info->time_nanos : 0;
 	pr.duration_nanos = info ? info->duration_nanos : 0;
 	int64_t comment = profile_intern(st, PPROF_PROCESS_COMMENT);
@@ -159,7 +164,7 @@ int pprof_write(const struct profile *p, const struct pprof_info *info, const ch
 	pb_sample **sample_ptrs = xcalloc(nsamples ? nsamples : 1, sizeof(*sample_ptrs));
 	pb_label *labels = xcalloc(nsamples ? nsamples : 1, sizeof(*labels));
 	pb_label **label_ptrs = xcalloc(nsamples ? nsamples : 1, sizeof(*label_ptrs));
-	int64_t *values = xcalloc(st_mult(nsamples ? nsamples : 1, 2), sizeof(*values));
+	int64_t *values = xcalloc(st_mult(nsamples ? nsamples : 1, nvalues), sizeof(*values));
 	uint64_t *ids = xcalloc(nids ? nids : 1, sizeof(*ids));
 	int64_t test_key = profile_intern(st, PPROF_TEST_LABEL);
 	size_t si = 0, idpos = 0;
@@ -173,10 +178,11 @@ int pprof_write(const struct profile *p, const struct pprof_info *info, const ch
 		for (uint32_t n = s->node; n; n = p->nodes[n].parent)
 			ids[idpos + ps->n_location_id++] = p->nodes[n].frame + 1;
 		idpos += ps->n_location_id;
-		ps->n_value = 2;
-		ps->value = &values[2 * si];
+		ps->n_value = nvalues;
+		ps->value = &values[nvalues * si];
 		ps->value[0] = (int64_t)s->count;
-		ps->value[1] = (int64_t)(s->count * p->stats.period_ns);
+		if (nvalues > 1)
+			ps->value[1] = (int64_t)(s->count * p->stats.period_ns);
 		pb_label *l = &labels[si];
 		perftools__profiles__label__init(l);
 		l->key = test_key;

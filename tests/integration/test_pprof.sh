@@ -125,6 +125,20 @@ go tool pprof -raw "$TMP/b2.pb.gz" 2>/dev/null | grep -Eq "^[0-9]+: 0x0/0x0/0x0 
 	ok "an imported pprof file keeps its mappings' build ids" ||
 	check_failed "the imported run's export lost the build id"
 
+# A run without a sampling period (a folded import): counts only, so that go tool pprof's
+# default view shows the samples, not a total of 0 ns, and an import of it gives the same run.
+printf 'prog;main;work 7\nprog;main 3\n' >"$TMP/np.folded"
+"$CIPROF" import --db "$TMP/np.db" --format folded "$TMP/np.folded" 2>/dev/null || fail "import folded"
+"$CIPROF" export --db "$TMP/np.db" --format pprof -o "$TMP/np.pb.gz" || fail "export of the import"
+go tool pprof -top "$TMP/np.pb.gz" >"$TMP/np.top" 2>/dev/null || fail "go tool pprof -top"
+grep -q 'Type: samples' "$TMP/np.top" && grep -Eq '^ +7 +70\.00% .* work$' "$TMP/np.top" &&
+	grep -q 'of 10 total' "$TMP/np.top" ||
+	check_failed "no period: go tool pprof -top does not show the 10 samples: $(cat "$TMP/np.top")"
+"$CIPROF" import --db "$TMP/np.db" --format pprof "$TMP/np.pb.gz" 2>/dev/null || fail "re-import"
+cmp -s <("$CIPROF" show --db "$TMP/np.db" 1 --format folded) \
+	<("$CIPROF" show --db "$TMP/np.db" 2 --format folded) || check_failed "no period: round trip"
+ok "a run without a period exports counts only: go tool pprof -top shows its 10 samples"
+
 run_capture bad "$CIPROF" export --db "$DB" --format pprf
 [ "$RC" = 2 ] && grep -q 'folded, speedscope or pprof' "$TMP/bad.err" || check_failed "bad --format: $RC"
 ok "an unknown format is a usage error naming pprof"
