@@ -481,7 +481,9 @@ int profile_parse_folded(struct profile *p, const char *text, size_t len, const 
 		while (f <= stack_end) {
 			const char *semi = memchr(f, ';', (size_t)(stack_end - f));
 			const char *fend = semi ? semi : stack_end;
-			if (fend == f)
+			/* An empty process name is what ciprof writes for a process it could not
+			 * name (";[unsampled] 14"); an empty function never is. */
+			if (fend == f && !first)
 				return cp_error("%s:%zu:%zu: empty frame name", name, lineno,
 				                (size_t)(f - line) + 1);
 			struct profile_frame fr = {

@@ -123,6 +123,15 @@ static void test_folded_output(void **state)
 	assert_string_equal(out, text);
 	free(out);
 	profile_free(q);
+	/* a process the runner could not name is written as an empty root frame, and read back */
+	q = profile_new();
+	text = ";[unsampled] 14\nprog;f 1\n";
+	if (profile_parse_folded(q, text, strlen(text), "x.folded") < 0)
+		fail_msg("%s", cp_last_error());
+	out = folded(q, NULL);
+	assert_string_equal(out, text);
+	free(out);
+	profile_free(q);
 	profile_free(p);
 }
 
@@ -141,6 +150,7 @@ static void test_folded_errors(void **state)
 	expect_parse_error("a;b 1\nnocount\n", "in.folded:2:");
 	expect_parse_error("a;b 1x\n", "in.folded:1:6: sample count is not a whole number");
 	expect_parse_error("a;;b 1\n", "in.folded:1:3: empty frame name");
+	expect_parse_error(";a; 1\n", "in.folded:1:4: empty frame name");
 	expect_parse_error("a;b \n", "missing sample count");
 	expect_parse_error(" 5\n", "in.folded:1:1: empty stack");
 	expect_parse_error("a 99999999999999999999999\n", "too large");
