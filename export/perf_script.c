@@ -65,6 +65,9 @@ static int parse_frame(struct ps_state *st, const char *line, const char *s, con
 		return cp_error("%s:%zu:%zu: expected a hexadecimal address at the start of a "
 		                "call-chain line",
 		                st->name, st->lineno, (size_t)(a - line) + 1);
+	if (st->nframes + 1 >= PROFILE_MAX_DEPTH) /* and the process's frame */
+		return cp_error("%s:%zu:1: a call chain deeper than %d frames", st->name,
+		                st->lineno, PROFILE_MAX_DEPTH);
 	s = skip_ws(s, e);
 	/* The DSO is the last " (...)" group. */
 	const char *sym_end = e, *dso = NULL, *dso_end = NULL;

@@ -469,6 +469,11 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 				struct profile_frame f = {.function = profile_intern_name(p, full),
 				                          .module = profile_intern_name(p, module)};
 				free(full);
+				if (depth + 1 >= PROFILE_MAX_DEPTH) {
+					cp_error("%s: sample %zu: a stack deeper than %d frames", name, i,
+					         PROFILE_MAX_DEPTH);
+					goto out;
+				}
 				ALLOC_GROW(stack, depth + 1, stack_alloc);
 				stack[depth++] = profile_frame(p, &f);
 				continue;
@@ -493,6 +498,11 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 				                        : (uint32_t)ln->line,
 				        .kind = root ? PROFILE_FRAME_PROCESS : PROFILE_FRAME_FUNCTION,
 				};
+				if (depth + 1 >= PROFILE_MAX_DEPTH) {
+					cp_error("%s: sample %zu: a stack deeper than %d frames", name, i,
+					         PROFILE_MAX_DEPTH);
+					goto out;
+				}
 				ALLOC_GROW(stack, depth + 1, stack_alloc);
 				stack[depth++] = profile_frame(p, &f);
 			}

@@ -478,6 +478,7 @@ int profile_parse_folded(struct profile *p, const char *text, size_t len, const 
 		uint32_t node = 0;
 		const char *f = line;
 		int first = 1;
+		size_t depth = 0;
 		while (f <= stack_end) {
 			const char *semi = memchr(f, ';', (size_t)(stack_end - f));
 			const char *fend = semi ? semi : stack_end;
@@ -486,6 +487,9 @@ int profile_parse_folded(struct profile *p, const char *text, size_t len, const 
 			if (fend == f && !first)
 				return cp_error("%s:%zu:%zu: empty frame name", name, lineno,
 				                (size_t)(f - line) + 1);
+			if (++depth > PROFILE_MAX_DEPTH)
+				return cp_error("%s:%zu:%zu: a stack deeper than %d frames", name,
+				                lineno, (size_t)(f - line) + 1, PROFILE_MAX_DEPTH);
 			struct profile_frame fr = {
 			        .function = profile_intern_name_len(p, f, (size_t)(fend - f)),
 			        .kind = first ? PROFILE_FRAME_PROCESS : PROFILE_FRAME_FUNCTION,

@@ -13,6 +13,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The deepest stack, in frames with the process's, that a profile may hold: the importers refuse
+ * deeper ones (naming where), and the store calls a deeper chain in its file corrupt. ciprof's
+ * own runner stops at 256 frames; perf at kernel.perf_event_max_stack (127 by default). */
+#define PROFILE_MAX_DEPTH 1000000
+
 enum profile_frame_kind {
 	PROFILE_FRAME_FUNCTION = 0, /* a symbol, or "module+0xOFFSET" when unresolved */
 	PROFILE_FRAME_PROCESS = 1,  /* the root frame: the executable's name */

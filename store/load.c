@@ -104,10 +104,10 @@ static int build_node(struct profile_builder *b, uint64_t id, uint32_t *out)
 		uint64_t parent, frame;
 		if (dict_read_node(&b->dict, id, &parent, &frame) < 0)
 			goto out;
-		if (n > 1000000) { /* parents precede children, so this means a cycle of ids */
-			cp_error("database %s is corrupt: stack node %llu is deeper than a million "
-			         "frames; restore a backup",
-			         b->s->path, (unsigned long long)id);
+		if (n >= PROFILE_MAX_DEPTH) { /* no importer or runner stores one */
+			cp_error("database %s is corrupt: stack node %llu is deeper than %d frames; "
+			         "restore a backup",
+			         b->s->path, (unsigned long long)id, PROFILE_MAX_DEPTH);
 			goto out;
 		}
 		ALLOC_GROW(chain, n + 1, alloc);

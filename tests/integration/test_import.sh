@@ -163,4 +163,61 @@ run_capture e6 "$CIPROF" import --db "$DB" "$TMP/bad.folded"
 [ "$RC" = 2 ] && grep -q -- "--format is required" "$TMP/e6.err" || check_failed "no --format: rc $RC"
 [ "$(count_runs)" = "$BEFORE" ] || check_failed "a refused import stored a run"
 ok "malformed input: exit 3 with file:line:column (or byte), nothing stored"
+
+# 6. Extreme but valid input is stored readably: one stack 20,000 frames deep of a repeated
+# frame, and 100,000 stacks of one sample each (both compress beyond what the store's readers
+# once allowed: the import succeeded and every later command called the database corrupt).
+python3 -c 'print("p;" + "rec;" * 20000 + "leaf 1")' >"$TMP/deep.folded"
+python3 -c '
+for i in range(100000): print("p;f%d 1" % i)' >"$TMP/flat.folded"
+for f in deep flat; do
+	"$CIPROF" import --db "$TMP/$f.db" --format folded "$TMP/$f.folded" 2>"$TMP/$f.err" ||
+		fail "import of $f.folded: $(cat "$TMP/$f.err")"
+	"$CIPROF" show --db "$TMP/$f.db" --format folded >"$TMP/$f.out" 2>"$TMP/$f.err" ||
+		check_failed "$f.folded stored, then unreadable: $(cat "$TMP/$f.err")"
+	cmp -s <(sort "$TMP/$f.folded") <(sort "$TMP/$f.out") || check_failed "$f.folded: show differs"
+done
+ok "a 20,000-frame stack and 100,000 one-sample stacks import and read back"
+
+# Stacks deeper than the store keeps (PROFILE_MAX_DEPTH, a million frames) are refused where
+# they are, in each format, and nothing is stored.
+BEFORE=$(count_runs)
+python3 -c 'print("p;" + "rec;" * 1000000 + "leaf 1")' >"$TMP/toodeep.folded"
+run_capture d1 "$CIPROF" import --db "$DB" --format folded "$TMP/toodeep.folded"
+[ "$RC" = 3 ] && grep -q "toodeep.folded:1:3999999: a stack deeper than 1000000 frames" "$TMP/d1.err" ||
+	check_failed "too deep folded: rc $RC, $(head -c 300 "$TMP/d1.err")"
+python3 -c '
+import sys
+sys.stdout.write("p 1/1 [000] 1.000000: 1000 cpu-clock:\n")
+sys.stdout.write("\t1 rec+0x1 (/bin/p)\n" * 1000000 + "\n")' >"$TMP/toodeep.perf"
+run_capture d2 "$CIPROF" import --db "$DB" --format perf-script "$TMP/toodeep.perf"
+[ "$RC" = 3 ] && grep -q "toodeep.perf:1000001:1: a call chain deeper than 1000000 frames" "$TMP/d2.err" ||
+	check_failed "too deep perf script: rc $RC, $(head -c 300 "$TMP/d2.err")"
+# pprof, written by hand: one location (one line of one function) a million times in a sample.
+python3 - "$TMP/toodeep.pb" <<'PY'
+import sys
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7f; v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v: return bytes(out)
+def field(num, payload):  # length-delimited
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+def vfield(num, v):
+    return varint(num << 3) + varint(v)
+strings = [b"", b"samples", b"count", b"rec"]
+prof = field(1, vfield(1, 1) + vfield(2, 2))                      # sample_type samples/count
+prof += field(2, field(1, varint(1) * 1000000) + field(2, varint(1)))  # sample
+prof += field(4, vfield(1, 1) + field(4, vfield(1, 1)))          # location 1: function 1
+prof += field(5, vfield(1, 1) + vfield(2, 3))                    # function 1 "rec"
+for s in strings:
+    prof += field(6, s)
+open(sys.argv[1], "wb").write(prof)
+PY
+run_capture d3 "$CIPROF" import --db "$DB" --format pprof "$TMP/toodeep.pb"
+[ "$RC" = 3 ] && grep -q "toodeep.pb: sample 0: a stack deeper than 1000000 frames" "$TMP/d3.err" ||
+	check_failed "too deep pprof: rc $RC, $(head -c 300 "$TMP/d3.err")"
+[ "$(count_runs)" = "$BEFORE" ] || check_failed "a refused deep stack stored a run"
+ok "stacks deeper than a million frames: refused with file and position in all three formats"
 finish
