@@ -11,6 +11,7 @@
 #include "common/worktree.h"
 #include "common/xalloc.h"
 #include "export/pprof.h"
+#include "forge/http.h"
 #include "forge/pyroscope.h"
 
 #include <inttypes.h>
@@ -28,10 +29,12 @@ static const struct cli_option push_options[] = {
         {"run", OPT_RUN, "ID", "the run to push (default: the latest; also as an argument)"},
         {"server", OPT_SERVER, "URL", "Pyroscope's URL (push.server, $CIPROF_PUSH_SERVER)"},
         {"app", OPT_APP, "NAME",
-         "application name (push.app; default: the repository's folder name)"},
+         "application name (push.app, $CIPROF_PUSH_APP; default: the repository's folder "
+         "name)"},
         {"tenant", OPT_TENANT, "ID", "X-Scope-OrgID header (push.tenant, $CIPROF_PUSH_TENANT)"},
         {"user", OPT_USER, "NAME",
-         "basic-auth user (push.user); the password from $CIPROF_PUSH_PASSWORD"},
+         "basic-auth user (push.user, $CIPROF_PUSH_USER); the password from "
+         "$CIPROF_PUSH_PASSWORD"},
         {"dry-run", OPT_DRY_RUN, NULL, "print what would be sent, send nothing"},
         {NULL, 0, NULL, NULL},
 };
@@ -137,7 +140,7 @@ int cmd_push(int argc, char **argv)
 	struct run_meta m;
 	run_meta_init(&m);
 	struct strbuf pprof = STRBUF_INIT;
-	char *app = NULL, *name = NULL, *token = NULL, *password = NULL;
+	char *app = NULL, *name = NULL, *token = NULL, *password = NULL, *shown = NULL;
 	int r = cli_parse_with_run(argc, argv, "push", push_usage, push_description, push_options,
 	                           push_opt, &a, &a.run);
 	if (r) {
@@ -213,12 +216,14 @@ int cmd_push(int argc, char **argv)
 	        .pprof_len = pprof.len,
 	};
 	uint64_t samples = profile_total(p, NULL);
+	/* The server as printed: never with a secret, wherever the user put it. */
+	shown = forge_redact(forge_redact(xstrdup(server), token), password);
 	if (a.dry_run) {
 		fprintf(stderr,
 		        "ciprof: would push run %lld to %s as %s: %" PRIu64
 		        " samples, %zu bytes of pprof, from %" PRId64 " until %" PRId64
 		        ", auth %s%s%s\n",
-		        (long long)a.run, server, name, samples, pprof.len, push.from, push.until,
+		        (long long)a.run, shown, name, samples, pprof.len, push.from, push.until,
 		        *token ? "bearer token" : *user ? "basic" : "none",
 		        *push.tenant ? ", tenant " : "", push.tenant);
 		r = cli_finish_stdout();
@@ -228,7 +233,7 @@ int cmd_push(int argc, char **argv)
 		r = cli_runtime_error();
 		goto out;
 	}
-	log_info("pushed run %lld to %s as %s (%" PRIu64 " samples)", (long long)a.run, server,
+	log_info("pushed run %lld to %s as %s (%" PRIu64 " samples)", (long long)a.run, shown,
 	         name, samples);
 	r = cli_finish_stdout();
 out:
@@ -236,6 +241,7 @@ out:
 	free_secret(password);
 	free(name);
 	free(app);
+	free(shown);
 	strbuf_release(&pprof);
 	profile_free(p);
 	run_meta_release(&m);

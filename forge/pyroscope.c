@@ -91,7 +91,8 @@ static int add_param(CURLU *u, const char *key, const char *value)
 static char *ingest_url(const struct pyroscope_push *p)
 {
 	CURLU *u = curl_url();
-	char *scheme = NULL, *user = NULL, *path = NULL, *full = NULL, *out = NULL;
+	char *scheme = NULL, *user = NULL, *query = NULL, *fragment = NULL, *path = NULL,
+	     *full = NULL, *out = NULL;
 	if (!u)
 		xalloc_die(sizeof(void *));
 	if (curl_url_set(u, CURLUPART_URL, p->server, 0) != CURLUE_OK ||
@@ -103,6 +104,15 @@ static char *ingest_url(const struct pyroscope_push *p)
 	if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK) {
 		cp_error("the Pyroscope server URL holds credentials; give them as "
 		         "CIPROF_PUSH_TOKEN, or push.user and CIPROF_PUSH_PASSWORD, instead");
+		goto out;
+	}
+	/* The query is ciprof's own (name, from, until, ...): one in the server's URL would be
+	 * dropped unseen, and a token put there printed with the URL. */
+	if (curl_url_get(u, CURLUPART_QUERY, &query, 0) == CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_FRAGMENT, &fragment, 0) == CURLUE_OK) {
+		cp_error("the Pyroscope server URL has a query or fragment ('?...', '#...'), which "
+		         "/ingest cannot carry: give the server's base URL, and a token as "
+		         "CIPROF_PUSH_TOKEN");
 		goto out;
 	}
 	if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
@@ -132,6 +142,8 @@ bad:
 out:
 	curl_free(scheme);
 	curl_free(user);
+	curl_free(query);
+	curl_free(fragment);
 	curl_free(path);
 	curl_free(full);
 	curl_url_cleanup(u);
@@ -208,14 +220,22 @@ int pyroscope_send(const struct pyroscope_push *p, const struct forge_http_polic
 		const char *hint = resp.status == 401 || resp.status == 403
 		                           ? " (check CIPROF_PUSH_TOKEN, or the user and password)"
 		                           : "";
-		/* The server's own words, shortened and made printable. */
-		char msg[201];
+		/* The server's own words, made printable, the secrets redacted - before it is
+		 * shortened, so that no cut leaves a secret's prefix - then shortened. A server (or
+		 * proxy) that echoes the Authorization header shows basic credentials base64'd:
+		 * as good as the password. */
+		char *msg = xmalloc(resp.body.len + 1);
 		size_t n = 0;
-		for (size_t i = 0; i < resp.body.len && n < sizeof(msg) - 1; i++)
+		for (size_t i = 0; i < resp.body.len; i++)
 			msg[n++] = isprint((unsigned char)resp.body.buf[i]) ? resp.body.buf[i] : ' ';
 		msg[n] = '\0';
+		forge_redact(forge_redact(msg, secret), cred);
+		n = strlen(msg);
+		if (n > 200)
+			msg[n = 200] = '\0';
 		r = forge_error(secret, "Pyroscope refused the profile: HTTP %ld%s%s%s", resp.status,
 		                hint, n ? ": " : "", msg);
+		free(msg);
 	}
 	forge_response_release(&resp);
 	forge_http_free(h);

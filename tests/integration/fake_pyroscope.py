@@ -44,17 +44,20 @@ def decode_raw(data, workdir):
             out["period"] = int(line.split()[1])
         if line.startswith("PeriodType: "):
             out["period_type"] = line[len("PeriodType: "):]
-    try:
-        i = lines.index("samples/count cpu/nanoseconds")
-    except ValueError:
-        return None, "no samples/count cpu/nanoseconds sample types"
+    # ciprof's runs: samples/count and cpu/nanoseconds; runs without a sampling period
+    # (folded imports): samples/count alone.
+    types = [l for l in lines if l.startswith("samples/count")]
+    if not types or types[0] not in ("samples/count cpu/nanoseconds", "samples/count"):
+        return None, "no samples/count [cpu/nanoseconds] sample types"
+    i = lines.index(types[0])
+    out["sample_types"] = types[0]
     cur = None
     for line in lines[i + 1:]:
-        m = re.match(r"^\s+(\d+)\s+(\d+): [\d ]+$", line)
+        m = re.match(r"^\s+(\d+)(?:\s+(\d+))?: [\d ]+$", line)
         if m:
             cur = int(m.group(1))
             out["samples"] += cur
-            out["cpu_ns"] += int(m.group(2))
+            out["cpu_ns"] += int(m.group(2) or 0)
             continue
         m = re.match(r"^\s+test:\[(.*)\]$", line)
         if m and cur is not None:

@@ -99,6 +99,8 @@ r = [json.loads(l) for l in open(sys.argv[1])][-1]
 want = "from-file.cpu{branch=feature/fast,commit=89abcdef0123456789abcdef0123456789abcdef,ci=gitlab,pr=42}"
 assert r["query"]["name"] == want, r["query"]["name"]
 assert r["auth"] == "none" and r["profile"]["tests"] == {"suite.all": r["profile"]["samples"]}, r
+# a folded import has no sampling period: counts only, no CPU time of 0 ns
+assert r["profile"]["sample_types"] == "samples/count" and r["profile"]["samples"] > 0, r
 PY
 ok "push.app from .ciprof.yml, server from CIPROF_PUSH_SERVER, ci=gitlab and pr=42 labels"
 
@@ -120,6 +122,19 @@ CIPROF_PUSH_PASSWORD="pa55:word" run_capture push4 "$CIPROF" push --db "$DB" --s
 	check_failed "basic auth header"
 ! grep -q "pa55" "$TMP/push4.err" || check_failed "the password was printed"
 ok "basic authentication with --user and CIPROF_PUSH_PASSWORD"
+
+# A wrong password: the server echoes the Authorization header, which holds user:password
+# base64'd - as good as the password, so it is redacted too, and so is every prefix of it that
+# shortening the message could leave.
+PW="wr0ng-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
+B64=$(printf 'ci-bot:%s' "$PW" | base64 -w0)
+CIPROF_PUSH_PASSWORD=$PW run_capture push4b "$CIPROF" -v -v push --db "$DB" --server "$URL" \
+	--user ci-bot
+[ "$RC" = 3 ] && grep -q "HTTP 401" "$TMP/push4b.err" && grep -q 'Basic \*\*\*' "$TMP/push4b.err" ||
+	check_failed "wrong password: exit $RC, $(cat "$TMP/push4b.err")"
+! grep -q -e "$PW" -e "${B64:0:12}" "$TMP/push4b.out" "$TMP/push4b.err" ||
+	check_failed "the basic credentials were printed: $(cat "$TMP/push4b.err")"
+ok "a refused password: exit 3, the echoed basic credentials shown as ***"
 
 # 5. The retry budget: a server that always fails gets exactly CIPROF_HTTP_RETRIES attempts.
 start down --fail '*'
@@ -172,6 +187,16 @@ run_capture u1 "$CIPROF" push --db "$DB"
 CIPROF_PUSH_TOKEN=$TOKEN run_capture u2 "$CIPROF" push --db "$DB" --server "http://u:$TOKEN@127.0.0.1:1"
 [ "$RC" = 3 ] && grep -q "holds credentials" "$TMP/u2.err" || check_failed "credentials in URL: $RC"
 no_token "$TMP/u2.err"
+# A token put in the URL's query instead: refused before anything is sent, never printed, also
+# not by --dry-run.
+for dry in "" --dry-run; do
+	CIPROF_PUSH_TOKEN=$TOKEN run_capture u2q "$CIPROF" -v -v push --db "$DB" $dry \
+		--server "$URL/?token=$TOKEN"
+	no_token "$TMP/u2q.out" "$TMP/u2q.err"
+done
+CIPROF_PUSH_TOKEN=$TOKEN run_capture u2q "$CIPROF" push --db "$DB" --server "$URL/?token=$TOKEN"
+[ "$RC" = 3 ] && grep -q "has a query or fragment" "$TMP/u2q.err" ||
+	check_failed "a query in the URL: exit $RC, $(cat "$TMP/u2q.err")"
 CIPROF_PUSH_TOKEN=$TOKEN run_capture u3 "$CIPROF" push --db "$DB" --server "$URL" --user x
 [ "$RC" = 2 ] || check_failed "token and user together: $RC"
 run_capture u4 "$CIPROF" push --db "$DB" 99 --server "$URL"
