@@ -379,6 +379,11 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 		bytes = (const uint8_t *)raw.buf;
 		len = raw.len;
 	}
+	if (!len) { /* protobuf reads nothing as an empty message: say what it is */
+		cp_error("%s: empty%s, not a pprof profile", name,
+		         bytes == data ? " file" : " after gunzip");
+		goto out;
+	}
 	pr = perftools__profiles__profile__unpack(NULL, len, bytes);
 	if (!pr) {
 		cp_error("%s: not a pprof profile (protobuf decoding failed in its %zu bytes)",
