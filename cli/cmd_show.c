@@ -142,9 +142,10 @@ static int show_functions(const struct profile *p, int64_t run, const struct run
 		ret = jsonout_write(root, stdout, 0);
 	} else {
 		struct strbuf e1 = STRBUF_INIT, e2 = STRBUF_INIT;
-		printf("run %lld: %s %.10s, %llu samples", (long long)run,
+		printf("run %lld: %s%s%.10s, %llu samples", (long long)run,
 		       *m->branch ? esc_str(&e1, m->branch, ESC_TERM) : "(no branch)",
-		       esc_str(&e2, m->commit, ESC_TERM), (unsigned long long)total);
+		       *m->commit ? " " : "", esc_str(&e2, m->commit, ESC_TERM),
+		       (unsigned long long)total);
 		if (a->test)
 			printf(", test '%s'", esc_str(&e1, a->test, ESC_TERM));
 		printf("\n%7s %7s  %s\n", "SELF", "TOTAL", "FUNCTION");

@@ -121,6 +121,14 @@ PY
 "$CIPROF" runs --db "$DB" --format json | python3 -c \
 	'import json,sys; r=json.load(sys.stdin)["runs"][0]; assert r["samples"]==3, r' ||
 	check_failed "perf script: 3 samples"
+# Imported outside a git work tree, the run has no commit: show's header says so without a
+# stray space ("run N: (no branch), 3 samples").
+mkdir -p "$TMP/nogit"
+(cd "$TMP/nogit" && GIT_CEILING_DIRECTORIES=$TMP "$CIPROF" import --db "$TMP/nogit.db" \
+	--format perf-script "$TMP/fixed.perf" 2>/dev/null) || fail "import outside a work tree"
+"$CIPROF" show --db "$TMP/nogit.db" --top 1 | head -1 >"$TMP/nogit.head"
+grep -Eq '^run 1: .*[^ ], 3 samples$' "$TMP/nogit.head" ||
+	check_failed "show's header without a commit: $(cat "$TMP/nogit.head")"
 ok "perf script text: stacks, modules, offsets dropped, the stray caller cut"
 
 # ... and, where perf may record here, a real recording.
