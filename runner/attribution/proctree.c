@@ -72,6 +72,13 @@ static void compact(struct proctree *t)
 		hashidx_insert(&t->proc_idx, hash_mix((uint64_t)t->procs[i]->pid), (uint32_t)i);
 }
 
+/* A process's name is the root frame of its stacks, which must not be empty (folded text could
+ * not say it): a process first seen by an empty COMM or by a mapping of no file is unknown. */
+static char *proc_name(const char *name)
+{
+	return xstrdup(name && *name ? name : "[unknown]");
+}
+
 static struct proc *proc_add(struct proctree *t, pid_t pid, const char *name)
 {
 	struct proc *old = proctree_find(t, pid);
@@ -79,7 +86,7 @@ static struct proc *proc_add(struct proctree *t, pid_t pid, const char *name)
 		/* A reused pid: the old process is gone. */
 		addr_space_release(&old->as);
 		free(old->name);
-		old->name = xstrdup(name);
+		old->name = proc_name(name);
 		old->exited = 0;
 		old->maps_from_procfs = 0;
 		t->processes_seen++;
@@ -88,7 +95,7 @@ static struct proc *proc_add(struct proctree *t, pid_t pid, const char *name)
 	compact(t);
 	struct proc *p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
-	p->name = xstrdup(name);
+	p->name = proc_name(name);
 	ALLOC_GROW(t->procs, t->nprocs + 1, t->procs_alloc);
 	t->procs[t->nprocs] = p;
 	hashidx_insert(&t->proc_idx, hash_mix((uint64_t)pid), (uint32_t)t->nprocs);
@@ -140,7 +147,7 @@ void proctree_comm(struct proctree *t, pid_t pid, pid_t tid, const char *comm, i
 	if (!exec)
 		return; /* thread renames do not rename the process's stacks */
 	free(p->name);
-	p->name = xstrdup(comm);
+	p->name = proc_name(comm);
 	addr_space_release(&p->as);
 	p->maps_from_procfs = 0;
 }

@@ -98,6 +98,14 @@ static void test_fork_exec_resolve(void **state)
 	/* exit frees the maps */
 	proctree_exit(&t, 100, 100);
 	assert_int_equal(proctree_find(&t, 100)->as.n, 0);
+	/* a process first seen by a mapping of no file, or by an empty name, is never named ""
+	 * (its stacks' root frame: folded text cannot hold an empty one) */
+	proctree_mmap(&t, 300, 0x1000, 0x1000, 0, "");
+	assert_string_equal(proctree_find(&t, 300)->name, "[unknown]");
+	proctree_comm(&t, 301, 301, "", 0);
+	assert_string_equal(proctree_find(&t, 301)->name, "[unknown]");
+	proctree_comm(&t, 301, 301, "", 1);
+	assert_string_equal(proctree_find(&t, 301)->name, "[unknown]");
 	proctree_release(&t);
 }
 
