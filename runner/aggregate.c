@@ -139,6 +139,27 @@ void aggregator_resolve(struct aggregator *a, uint32_t test)
 	hashidx_init(&a->pend_idx);
 }
 
+void aggregator_relabel(struct aggregator *a, uint32_t first, const uint32_t *to, size_t n)
+{
+	if (!n)
+		return;
+	struct raw_sample *old = a->samples;
+	size_t nold = a->nsamples;
+	a->samples = NULL;
+	a->nsamples = a->samples_alloc = 0;
+	hashidx_release(&a->sample_idx);
+	hashidx_init(&a->sample_idx);
+	for (size_t i = 0; i < nold; i++) {
+		uint32_t test = old[i].test;
+		if (test <= first && first - test < n)
+			test = to[first - test];
+		/* counted again: a relabelled sample may meet one of its new test's */
+		count_sample(&a->samples, &a->nsamples, &a->samples_alloc, &a->sample_idx, test,
+		             old[i].node, (int)old[i].weak, old[i].count);
+	}
+	free(old);
+}
+
 static void resolve_cb(void *ctx, uint32_t test)
 {
 	aggregator_resolve(ctx, test);

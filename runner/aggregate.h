@@ -72,6 +72,12 @@ void aggregator_add_unsampled(struct aggregator *a, uint32_t test, int weak, uin
 
 /* The samples kept aside as ATTRIB_PENDING belong to test (0: none): counted there now. */
 void aggregator_resolve(struct aggregator *a, uint32_t test);
+/*
+ * The samples counted under test ids first, first - 1, ..., first - (n - 1) (attribution's
+ * stand-ins, ATTRIB_UNNAMED_FIRST) are test to[0], to[1], ... (0: none): relabelled now,
+ * before aggregator_symbolize, which takes every id for a string of a->prof.
+ */
+void aggregator_relabel(struct aggregator *a, uint32_t first, const uint32_t *to, size_t n);
 /* Lets attribution resolve pending samples in this aggregator (attrib.resolve). */
 void aggregator_attach(struct aggregator *agg, struct attrib *attrib);
 

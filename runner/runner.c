@@ -244,6 +244,16 @@ finish:
 	uint64_t total_ns = ops->finish ? ops->finish(be, &s) : 0;
 	if (s.cpu.agg)
 		cputime_finish(&s.cpu, s.child, total_ns);
+	/* CTest processes that ended before their command line was read, named now that every
+	 * test process of the run has been seen (ctest.h). */
+	ctest_watch_finish(&s.ctest);
+	if (s.ctest.nunnamed) {
+		uint32_t *to = xcalloc(s.ctest.nunnamed, sizeof(*to));
+		for (size_t i = 0; i < s.ctest.nunnamed; i++)
+			to[i] = s.ctest.unnamed[i].test;
+		aggregator_relabel(&s.agg, ATTRIB_UNNAMED_FIRST, to, s.ctest.nunnamed);
+		free(to);
+	}
 	{
 		struct symbolizer *sym = symbolizer_new(s.objs);
 		symbolizer_set_separate_lines(sym, 0); /* file names of libc & co: unused */

@@ -263,7 +263,12 @@ static void proc_set(struct attrib *a, pid_t pid, uint32_t test)
 
 void attrib_proc_mark(struct attrib *a, pid_t pid, const char *test)
 {
-	proc_set(a, pid, profile_intern_name(a->prof, test));
+	attrib_proc_mark_id(a, pid, profile_intern_name(a->prof, test));
+}
+
+void attrib_proc_mark_id(struct attrib *a, pid_t pid, uint32_t test)
+{
+	proc_set(a, pid, test);
 	a->proc_marks++;
 }
 
@@ -391,7 +396,7 @@ int attrib_ctest_load(struct attrib *a, const char *json, size_t len, const char
 		json_t *cmd = json_object_get(t, "command");
 		if (!json_is_string(name) || !json_is_array(cmd) || !json_array_size(cmd))
 			continue; /* a test without a command (NOT_AVAILABLE) cannot run */
-		struct ctest_entry e = {xstrdup(json_string_value(name)), NULL, NULL};
+		struct ctest_entry e = {xstrdup(json_string_value(name)), NULL, NULL, 0};
 		size_t n = json_array_size(cmd);
 		e.argv = xcalloc(n + 1, sizeof(char *));
 		for (size_t k = 0; k < n; k++) {
@@ -426,7 +431,13 @@ static const char *base_of(const char *p)
 
 const char *attrib_ctest_match(const struct attrib *a, char *const *argv, const char *cwd)
 {
-	const char *best = NULL;
+	int64_t i = attrib_ctest_find(a, argv, cwd);
+	return i >= 0 ? a->ctest[i].name : NULL;
+}
+
+int64_t attrib_ctest_find(const struct attrib *a, char *const *argv, const char *cwd)
+{
+	int64_t best = -1;
 	int best_score = 0;
 	for (size_t i = 0; i < a->nctest; i++) {
 		const struct ctest_entry *e = &a->ctest[i];
@@ -442,7 +453,7 @@ const char *attrib_ctest_match(const struct attrib *a, char *const *argv, const 
 		int score = 1 + (!strcmp(argv[0], e->argv[0])) +
 		            2 * (cwd && *e->cwd && !strcmp(cwd, e->cwd));
 		if (score > best_score) {
-			best = e->name;
+			best = (int64_t)i;
 			best_score = score;
 		}
 	}
@@ -459,6 +470,30 @@ const char *attrib_ctest_match_exe(const struct attrib *a, const char *path)
 		if (found && strcmp(found, e->name))
 			return NULL; /* several tests run this program: only argv tells them apart
 			              */
+		found = e->name;
+	}
+	return found;
+}
+
+/* Whether a process was matched to test name under any of its entries (one per ctest asked). */
+static int ctest_name_seen(const struct attrib *a, const char *name)
+{
+	for (size_t i = 0; i < a->nctest; i++)
+		if (a->ctest[i].seen && !strcmp(a->ctest[i].name, name))
+			return 1;
+	return 0;
+}
+
+const char *attrib_ctest_unseen_exe(const struct attrib *a, const char *path)
+{
+	const char *found = NULL;
+	for (size_t i = 0; i < a->nctest; i++) {
+		const struct ctest_entry *e = &a->ctest[i];
+		if (strcmp(e->argv[0], path) || (found && !strcmp(found, e->name)) ||
+		    ctest_name_seen(a, e->name))
+			continue;
+		if (found)
+			return NULL; /* two tests of this program never seen: either may be it */
 		found = e->name;
 	}
 	return found;

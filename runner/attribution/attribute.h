@@ -24,6 +24,12 @@
  * not a string id. The aggregator keeps such samples aside until attrib names their test
  * (attrib.resolve), or gives them to no test at the end. */
 #define ATTRIB_PENDING UINT32_MAX
+/* Process marks standing for one CTest test process each, until the run's end names it
+ * (ctest.h, ctest_watch_finish): ids ATTRIB_UNNAMED_FIRST, ATTRIB_UNNAMED_FIRST - 1, ... down to
+ * ATTRIB_UNNAMED_LAST, never string ids. The runner relabels every one before symbolizing
+ * (aggregator_relabel). */
+#define ATTRIB_UNNAMED_FIRST (UINT32_MAX - 1)
+#define ATTRIB_UNNAMED_LAST  (UINT32_MAX - (1U << 24))
 /* The longest test name a mark carries (CIPROF_NAME_MAX of include/ciprof.h, which stays
  * dependency-free and so states it again). */
 #define ATTRIB_NAME_MAX 1024
@@ -61,6 +67,7 @@ struct ctest_entry {
 	char *name;  /* owned */
 	char **argv; /* owned, NULL-terminated */
 	char *cwd;   /* owned, may be "" */
+	int seen;    /* a process was matched to it by its command line (ctest.c) */
 };
 
 struct attrib_window {
@@ -126,6 +133,8 @@ void attrib_warn(const struct attrib *a);
 
 /* Process marks: set, inherit at fork, clear at exit. */
 void attrib_proc_mark(struct attrib *a, pid_t pid, const char *test);
+/* The same with a test id: a string id of a->prof, or an ATTRIB_UNNAMED_FIRST.. id. */
+void attrib_proc_mark_id(struct attrib *a, pid_t pid, uint32_t test);
 void attrib_proc_fork(struct attrib *a, pid_t pid, pid_t ppid);
 void attrib_proc_exit(struct attrib *a, pid_t pid);
 
@@ -158,8 +167,17 @@ uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *
 int attrib_ctest_load(struct attrib *a, const char *json, size_t len, const char *source);
 /* The CTest test whose command is argv (in cwd), or NULL. */
 const char *attrib_ctest_match(const struct attrib *a, char *const *argv, const char *cwd);
+/* The same as an index into a->ctest, or -1. */
+int64_t attrib_ctest_find(const struct attrib *a, char *const *argv, const char *cwd);
 /* The CTest test whose command runs the executable at path, when exactly one does (a process
  * that ended before its command line could be read), or NULL. */
 const char *attrib_ctest_match_exe(const struct attrib *a, const char *path);
+/*
+ * The one test running the executable at path that no process was matched to by its command
+ * line (entry.seen, under any of the test's entries), or NULL when none or several are left:
+ * after the run, a test process that ended before its command line could be read is the test
+ * of its program that was never seen otherwise.
+ */
+const char *attrib_ctest_unseen_exe(const struct attrib *a, const char *path);
 
 #endif

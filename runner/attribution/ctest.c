@@ -67,6 +67,9 @@ void ctest_watch_release(struct ctest_watch *w)
 	clear_execs(w);
 	free(w->ex);
 	free(w->gone);
+	for (size_t i = 0; i < w->nunnamed; i++)
+		free(w->unnamed[i].exe);
+	free(w->unnamed);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -145,11 +148,47 @@ static int ctest_dir_fits(char *const *argv, const char *dir)
 
 static void match(struct ctest_watch *w, pid_t pid, char *const *argv, const char *cwd)
 {
-	const char *test = attrib_ctest_match(w->attrib, argv, cwd);
-	if (test) {
-		log_debug("process %d is CTest test '%s'", (int)pid, test);
-		attrib_proc_mark(w->attrib, pid, test);
+	int64_t i = attrib_ctest_find(w->attrib, argv, cwd);
+	if (i >= 0) {
+		struct ctest_entry *e = &w->attrib->ctest[i];
+		log_debug("process %d is CTest test '%s'", (int)pid, e->name);
+		attrib_proc_mark(w->attrib, pid, e->name);
+		e->seen = 1;
 	}
+}
+
+/*
+ * A process that ended before /proc showed its command line, running the executable at exe:
+ * the test that runs exe when only one does; else, when several do, a stand-in mark that the
+ * run's end resolves by elimination (ctest_watch_finish). Under load ciprof may read a short
+ * test's exec only after the test has ended: naming nothing sent its CPU time outside tests
+ * in some runs and not others.
+ */
+static void name_by_exe(struct ctest_watch *w, pid_t pid, const char *exe)
+{
+	const char *test = attrib_ctest_match_exe(w->attrib, exe);
+	if (test) {
+		log_debug("process %d (ended early) is CTest test '%s'", (int)pid, test);
+		attrib_proc_mark(w->attrib, pid, test);
+		return;
+	}
+	size_t runs = 0;
+	for (size_t i = 0; i < w->attrib->nctest && !runs; i++)
+		runs = !strcmp(w->attrib->ctest[i].argv[0], exe);
+	if (!runs || w->nunnamed > ATTRIB_UNNAMED_FIRST - ATTRIB_UNNAMED_LAST)
+		return;
+	for (size_t i = 0; i < w->nunnamed; i++) {
+		if (w->unnamed[i].pid == pid && !strcmp(w->unnamed[i].exe, exe)) {
+			attrib_proc_mark_id(w->attrib, pid, w->unnamed[i].id); /* asked again */
+			return;
+		}
+	}
+	uint32_t id = ATTRIB_UNNAMED_FIRST - (uint32_t)w->nunnamed;
+	log_debug("process %d (ended early) runs %s, as several CTest tests do: named at the end",
+	          (int)pid, exe);
+	ALLOC_GROW(w->unnamed, w->nunnamed + 1, w->unnamed_alloc);
+	w->unnamed[w->nunnamed++] = (struct ctest_unnamed){pid, xstrdup(exe), id, 0};
+	attrib_proc_mark_id(w->attrib, pid, id);
 }
 
 static int is_ctest(const char *path)
@@ -383,11 +422,7 @@ void ctest_watch_mmap(struct ctest_watch *w, pid_t pid, const char *filename)
 		if (w->gone[i] != pid)
 			continue;
 		w->gone[i] = w->gone[--w->ngone];
-		const char *test = attrib_ctest_match_exe(w->attrib, filename);
-		if (test) {
-			log_debug("process %d (ended early) is CTest test '%s'", (int)pid, test);
-			attrib_proc_mark(w->attrib, pid, test);
-		}
+		name_by_exe(w, pid, filename);
 		if (w->nq) {
 			ALLOC_GROW(w->ex, w->nex + 1, w->ex_alloc);
 			w->ex[w->nex++] = (struct ctest_exec){pid, NULL, NULL, xstrdup(filename)};
@@ -412,16 +447,33 @@ int ctest_watch_poll(struct ctest_watch *w, int wait)
 		/* New tests known: name the processes that started while they were asked for. */
 		for (size_t i = 0; i < w->nex; i++) {
 			const struct ctest_exec *e = &w->ex[i];
-			if (e->argv) {
+			if (e->argv)
 				match(w, e->pid, e->argv, e->cwd);
-			} else {
-				const char *test = attrib_ctest_match_exe(w->attrib, e->exe);
-				if (test)
-					attrib_proc_mark(w->attrib, e->pid, test);
-			}
+			else
+				name_by_exe(w, e->pid, e->exe);
 		}
 	}
 	if (!w->nq)
 		clear_execs(w);
 	return w->nq != 0;
+}
+
+void ctest_watch_finish(struct ctest_watch *w)
+{
+	size_t named = 0;
+	for (size_t i = 0; i < w->nunnamed; i++) {
+		struct ctest_unnamed *u = &w->unnamed[i];
+		const char *test = attrib_ctest_unseen_exe(w->attrib, u->exe);
+		u->test = test ? profile_intern_name(w->attrib->prof, test) : 0;
+		named += test != NULL;
+		if (test)
+			log_debug("process %d (ended early) is CTest test '%s', the one test of %s "
+			          "never seen otherwise",
+			          (int)u->pid, test, u->exe);
+	}
+	if (w->nunnamed)
+		log_verbose("ctest: %zu test processes ended before their command line could be "
+		            "read, their program run by several tests: %zu named by elimination, "
+		            "%zu left outside tests",
+		            w->nunnamed, named, w->nunnamed - named);
 }

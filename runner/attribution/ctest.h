@@ -33,6 +33,15 @@ struct ctest_exec {
 	char *exe;   /* owned, or NULL */
 };
 
+/* A test process that ended before /proc showed its command line, whose executable several
+ * tests run: marked with a stand-in id until the run's end names it (ctest_watch_finish). */
+struct ctest_unnamed {
+	pid_t pid;
+	char *exe;     /* owned */
+	uint32_t id;   /* its stand-in: ATTRIB_UNNAMED_FIRST - its index */
+	uint32_t test; /* set by ctest_watch_finish: its test's string id, or 0 */
+};
+
 struct ctest_watch {
 	struct attrib *attrib; /* borrowed: test lists load and process marks go here */
 	struct ctest_query *q;
@@ -44,8 +53,10 @@ struct ctest_watch {
 	pid_t *gone; /* exec'd processes gone before /proc showed them; matched by executable */
 	size_t ngone, gone_alloc;
 	uint64_t queries; /* ctest invocations asked for their tests */
-	pid_t root;       /* the command's process, once started (set by the backend) */
-	int root_asked;   /* the command is ctest and was asked before it started */
+	struct ctest_unnamed *unnamed;
+	size_t nunnamed, unnamed_alloc;
+	pid_t root;     /* the command's process, once started (set by the backend) */
+	int root_asked; /* the command is ctest and was asked before it started */
 };
 
 void ctest_watch_init(struct ctest_watch *w, struct attrib *a);
@@ -76,5 +87,13 @@ void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, 
  * the backend must not process records yet.
  */
 int ctest_watch_poll(struct ctest_watch *w, int wait);
+
+/*
+ * The run has ended and every event is read: names each process in w->unnamed (its .test) by
+ * elimination, when exactly one test running its executable had no process matched by its
+ * command line (attrib_ctest_unseen_exe), else gives it to no test (0). The caller relabels
+ * the samples counted under the stand-in ids (aggregator_relabel).
+ */
+void ctest_watch_finish(struct ctest_watch *w);
 
 #endif

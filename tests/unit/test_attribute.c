@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "runner/aggregate.h"
 #include "runner/attribution/attribute.h"
+#include "runner/attribution/ctest.h"
 #include "runner/attribution/markers.h"
 
 static const char *test_at(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *weak)
@@ -309,6 +310,152 @@ static void test_ctest(void **state)
 	profile_free(p);
 }
 
+/* Pids that /proc never shows (above any pid_max): a test process that ended before ciprof
+ * read its exec, as under load. */
+#define GONE1 ((pid_t)2147483001)
+#define GONE2 ((pid_t)2147483002)
+#define GONE3 ((pid_t)2147483003)
+
+/* Samples of test name in agg (by name: "" is no test). */
+static uint64_t agg_count(const struct aggregator *agg, const char *name)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < agg->nsamples; i++)
+		if (!strcmp(profile_str(agg->prof, agg->samples[i].test), name))
+			n += agg->samples[i].count;
+	return n;
+}
+
+/* Ends the run as the runner does: names the processes left unnamed, relabels their samples. */
+static void finish_run(struct ctest_watch *w, struct aggregator *agg)
+{
+	ctest_watch_finish(w);
+	uint32_t to[8] = {0};
+	assert_true(w->nunnamed <= 8);
+	for (size_t i = 0; i < w->nunnamed; i++)
+		to[i] = w->unnamed[i].test;
+	aggregator_relabel(agg, ATTRIB_UNNAMED_FIRST, to, w->nunnamed);
+}
+
+/* CTest, two tests running one program (the CI templates' A/B test: `spin 20`, `spin 90`):
+ * the short one ends before ciprof reads its exec, so /proc has no command line left and its
+ * executable fits both tests. Its samples wait under a stand-in mark and go, at the run's end,
+ * to the one test of that program no process was matched to; before, they went to no test
+ * in the runs where ciprof was late and to the test otherwise. */
+static void test_ctest_gone_by_elimination(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	struct aggregator agg;
+	struct ctest_watch w;
+	attrib_init(&a, p);
+	aggregator_init(&agg, p);
+	ctest_watch_init(&w, &a);
+	const char *json = "{\"tests\":["
+	                   "{\"name\":\"spin_small\",\"command\":[\"/b/spin\",\"20\"]},"
+	                   "{\"name\":\"spin_large\",\"command\":[\"/b/spin\",\"90\"]},"
+	                   "{\"name\":\"other\",\"command\":[\"/b/other\"]}]}";
+	assert_int_equal(attrib_ctest_load(&a, json, strlen(json), "x.json"), 0);
+	/* the same ctest asked again (a second invocation): its entries come twice */
+	assert_int_equal(attrib_ctest_load(&a, json, strlen(json), "x.json"), 0);
+	uint32_t proc = profile_intern(p, "spin");
+	uint32_t dso = 0;
+	uint64_t off = 0x10;
+	int weak;
+	ctest_watch_exec(&w, GONE1, "spin"); /* /proc shows nothing: kept for its mapping */
+	ctest_watch_mmap(&w, GONE1, "/b/spin");
+	assert_int_equal(w.nunnamed, 1);
+	uint32_t t = attrib_sample(&a, GONE1, GONE1, 10, &weak);
+	assert_int_equal(t, ATTRIB_UNNAMED_FIRST);
+	aggregator_add(&agg, t, weak, proc, &dso, &off, 1, 5);
+	/* spin_large starts later and is read in time */
+	char *large[] = {"/b/spin", "90", NULL};
+	ctest_watch_exec_argv(&w, 4242, large, "/b", "/b/spin");
+	t = attrib_sample(&a, 4242, 4242, 20, &weak);
+	assert_string_equal(profile_str(p, t), "spin_large");
+	aggregator_add(&agg, t, weak, proc, &dso, &off, 1, 7);
+	/* a program only one test runs is named at once, as before */
+	ctest_watch_exec(&w, GONE2, "other");
+	ctest_watch_mmap(&w, GONE2, "/b/other");
+	assert_string_equal(profile_str(p, attrib_sample(&a, GONE2, GONE2, 30, &weak)), "other");
+	/* a program no test runs is no test's */
+	ctest_watch_exec(&w, GONE3, "cc");
+	ctest_watch_mmap(&w, GONE3, "/usr/bin/cc");
+	assert_int_equal(attrib_sample(&a, GONE3, GONE3, 40, &weak), 0);
+	assert_int_equal(w.nunnamed, 1);
+	/* a sample of spin_small's own id at the same stack merges with the relabelled ones */
+	aggregator_add(&agg, profile_intern(p, "spin_small"), 0, proc, &dso, &off, 1, 1);
+	finish_run(&w, &agg);
+	assert_string_equal(profile_str(p, w.unnamed[0].test), "spin_small");
+	assert_int_equal(agg_count(&agg, "spin_small"), 6);
+	assert_int_equal(agg_count(&agg, "spin_large"), 7);
+	assert_int_equal(agg_count(&agg, ""), 0);
+	assert_int_equal(agg.nsamples, 2);
+	ctest_watch_release(&w);
+	aggregator_release(&agg);
+	attrib_release(&a);
+	profile_free(p);
+}
+
+/* Elimination names a process only when one test of its program is left unseen: two tests of
+ * one program both missed are no test's (either may be either), and a test missed twice
+ * (ctest --repeat) while its sibling was seen is named both times. */
+static void test_ctest_gone_ambiguous(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	struct aggregator agg;
+	struct ctest_watch w;
+	attrib_init(&a, p);
+	aggregator_init(&agg, p);
+	ctest_watch_init(&w, &a);
+	const char *json = "{\"tests\":["
+	                   "{\"name\":\"a\",\"command\":[\"/b/t\",\"a\"]},"
+	                   "{\"name\":\"b\",\"command\":[\"/b/t\",\"b\"]},"
+	                   "{\"name\":\"c\",\"command\":[\"/b/t\",\"c\"]}]}";
+	assert_int_equal(attrib_ctest_load(&a, json, strlen(json), "x.json"), 0);
+	uint32_t proc = profile_intern(p, "t");
+	uint32_t dso = 0;
+	uint64_t off = 0x10;
+	int weak;
+	char *ta[] = {"/b/t", "a", NULL};
+	ctest_watch_exec_argv(&w, 100, ta, "/b", "/b/t");
+	ctest_watch_exec(&w, GONE1, "t");
+	ctest_watch_mmap(&w, GONE1, "/b/t");
+	ctest_watch_exec(&w, GONE2, "t");
+	ctest_watch_mmap(&w, GONE2, "/b/t");
+	aggregator_add(&agg, attrib_sample(&a, GONE1, GONE1, 1, &weak), 0, proc, &dso, &off, 1, 3);
+	aggregator_add(&agg, attrib_sample(&a, GONE2, GONE2, 2, &weak), 0, proc, &dso, &off, 1, 4);
+	finish_run(&w, &agg);
+	assert_int_equal(w.nunnamed, 2);
+	assert_int_equal(w.unnamed[0].test, 0);
+	assert_int_equal(w.unnamed[1].test, 0);
+	assert_int_equal(agg_count(&agg, ""), 7);
+	ctest_watch_release(&w);
+	aggregator_release(&agg);
+
+	/* b seen too: the two missed processes are both c */
+	aggregator_init(&agg, p);
+	ctest_watch_init(&w, &a);
+	char *tb[] = {"/b/t", "b", NULL};
+	ctest_watch_exec_argv(&w, 101, tb, "/b", "/b/t");
+	ctest_watch_exec(&w, GONE1, "t");
+	ctest_watch_mmap(&w, GONE1, "/b/t");
+	ctest_watch_exec(&w, GONE2, "t");
+	ctest_watch_mmap(&w, GONE2, "/b/t");
+	aggregator_add(&agg, attrib_sample(&a, GONE1, GONE1, 1, &weak), 0, proc, &dso, &off, 1, 3);
+	aggregator_add(&agg, attrib_sample(&a, GONE2, GONE2, 2, &weak), 0, proc, &dso, &off, 1, 4);
+	finish_run(&w, &agg);
+	assert_int_equal(agg_count(&agg, "c"), 7);
+	assert_int_equal(agg_count(&agg, ""), 0);
+	ctest_watch_release(&w);
+	aggregator_release(&agg);
+	attrib_release(&a);
+	profile_free(p);
+}
+
 static uint32_t push(struct profile *p, uint32_t parent, const char *fn, int process)
 {
 	struct profile_frame f = {.function = profile_intern(p, fn),
@@ -370,6 +517,8 @@ int main(void)
 	        cmocka_unit_test(test_precedence_and_fork),
 	        cmocka_unit_test(test_windows),       cmocka_unit_test(test_markers),
 	        cmocka_unit_test(test_ctest),         cmocka_unit_test(test_rules),
+	        cmocka_unit_test(test_ctest_gone_by_elimination),
+	        cmocka_unit_test(test_ctest_gone_ambiguous),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
