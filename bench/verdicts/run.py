@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/verdicts: how often `ciprof report` cries wolf, and how often it finds what is there.
 
-    bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K]
+    bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K] [--interleave K]
                           [--trials-scale F] [--scale F] [--keep DIR] [--json FILE]
 
 (bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
@@ -138,6 +138,11 @@ def main():
     ap.add_argument("--history-hog", type=int, default=None, metavar="K",
                     help="a CPU hog during every K-th history run, as on shared CI runners "
                          "(default 4, --quick too; 0: none)")
+    ap.add_argument("--interleave", type=int, default=0, metavar="K",
+                    help="as CI accumulates: one more main commit and run before every K-th "
+                         "head, each PR forked anew from main's tip, so that the history "
+                         "each head is judged against is the newest (default 0: all of main's "
+                         "history first, then every head on one PR)")
     ap.add_argument("--trials-scale", type=float, default=1.0, help="more or fewer heads")
     ap.add_argument("--scale", type=float, help="workload size (default 1)")
     ap.add_argument("--keep", help="build the repository here and keep it")
@@ -171,18 +176,30 @@ def main():
     run_seconds = []
     print(f"history: {history} runs of main, one per commit (VB_SCALE={scale})"
           + (f", a CPU hog during every {hog_every}th" if hog_every else ""), flush=True)
-    for i in range(history):
-        sh(["git", "commit", "-q", "--allow-empty", "-m", f"main {i + 1}"], repo)
+    nmain = 0
+
+    def main_run():
+        nonlocal nmain
+        sh(["git", "checkout", "-q", "main"], repo)
+        sh(["git", "commit", "-q", "--allow-empty", "-m", f"main {nmain + 1}"], repo)
         run_seconds.append(profile(ciprof, repo, {}, scale,
-                                   hog=bool(hog_every) and i % hog_every == hog_every - 1))
-    sh(["git", "checkout", "-q", "-b", "pr"], repo)
-    sh(["git", "commit", "-q", "--allow-empty", "-m", "pr"], repo)
+                                   hog=bool(hog_every) and nmain % hog_every == hog_every - 1))
+        nmain += 1
+        sh(["git", "checkout", "-q", "-B", "pr"], repo)
+        sh(["git", "commit", "-q", "--allow-empty", "-m", f"pr after main {nmain}"], repo)
+
+    for i in range(history):
+        main_run()
+    nheads = 0
 
     rows, outcomes, membound_flags, total, heads = [], [], 0, 0, []
     for name, knobs, planted, kind, hog, trials in scenarios(a.quick, a.trials_scale):
         st = {"n": 0, "fail": 0, "flagged": 0, "items": 0, "found": 0, "others": 0,
               "shift": 0, "secs": 0.0}
         for t in range(trials):
+            if a.interleave and nheads and nheads % a.interleave == 0:
+                main_run()
+            nheads += 1
             st["secs"] += profile(ciprof, repo, knobs, scale, hog)
             rc, r = judge(ciprof, repo)
             sig = [x for x in r["functions"] + r["tests"] if x.get("significant")]
@@ -253,7 +270,7 @@ def main():
     print(f"A/A: {sum(s['fail'] for s in aa)} build failures and {sum(s['items'] for s in aa)} "
           f"flagged items in {sum(s['n'] for s in aa)} comparisons; memory-bound {MEMBOUND} "
           f"flagged in {membound_flags} of {total} comparisons; "
-          f"{history + total} runs in {time.monotonic() - t_start:.0f} s")
+          f"{nmain + total} runs in {time.monotonic() - t_start:.0f} s")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(outcomes, f, indent=1)
