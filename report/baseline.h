@@ -15,7 +15,7 @@
 
 /* At most this many recent runs of the base branch are loaded, one profile each, to learn
  * each item's run-to-run spread (report_diff_new's history). */
-#define REPORT_HISTORY_RUNS 10
+#define REPORT_HISTORY_RUNS 30
 
 /*
  * Whether commit is the head's commit or one of its ancestors: 1, 0, or -1 when it cannot be

@@ -59,8 +59,7 @@ int report_pseudo_frame(const char *function)
 	if (function[0] != '[')
 		return 0;
 	const char *close = strchr(function + 1, ']');
-	return close && close > function + 1 &&
-	       (!close[1] || !strncmp(close + 1, "+0x", 3));
+	return close && close > function + 1 && (!close[1] || !strncmp(close + 1, "+0x", 3));
 }
 
 double report_period(const struct profile *p)
@@ -522,8 +521,7 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 	for (size_t f = 0; f < nf; f++)
 		code[f] = (unsigned char)is_code(names, (uint32_t)f);
 	double *level = xcalloc(mm, sizeof(double));
-	stats_run_levels(xs, nf, m, tot, code, level);
-	d->level_variance = history_level_variance(runs, m, level);
+	stats_run_levels(xs, nf, m, tot, code, 1, level);
 	/* How much of Poisson's variance sampling really adds, from the functions' self times
 	 * (the most items); only when the head is sampled at the history's rate, only when
 	 * the history has enough functions to see how heavy its tails are, and only for a suite
@@ -540,9 +538,16 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 	double a = same_rate(d, runs, m) && checkable >= REPORT_HEAD_CHECK_FUNCTIONS
 	                   ? stats_sampling_efficiency(xs, nf, m, tot, level)
 	                   : 1;
+	/* Sampling that ticks more evenly than Poisson's makes the steady functions the precise
+	 * ones: their levels again, weighted so, and the efficiency around those. */
+	if (a < 1) {
+		stats_run_levels(xs, nf, m, tot, code, a, level);
+		a = stats_sampling_efficiency(xs, nf, m, tot, level);
+	}
+	d->level_variance = history_level_variance(runs, m, level);
 	for (;;) {
 		stats_item_noise(xs, nf, m, tot, level, a, STATS_PRIOR_DOF,
-		                    REPORT_MIN_EXTRA_VARIANCE, floor, nm->self, &d->extra_variance);
+		                 REPORT_MIN_EXTRA_VARIANCE, floor, nm->self, &d->extra_variance);
 		if (stats_tail_fit(xs, nf, m, tot, level, nm->self, a, &d->tail_dof,
 		                   &d->tail_scale) ||
 		    a == 1)
@@ -556,9 +561,9 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 		d->tail_scale = 1;
 	d->efficiency = a;
 	stats_item_noise(xt, ns, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
-	                    floor, nm->test, NULL);
+	                 floor, nm->test, NULL);
 	stats_item_noise(xT, nf, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
-	                    floor, nm->total, NULL);
+	                 floor, nm->total, NULL);
 	free(code);
 	free(level);
 	free(xt);

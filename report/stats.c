@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 double stats_chi2_sf1(double x)
 {
@@ -131,7 +132,8 @@ static double beta_cf(double a, double b, double x)
 	for (int m = 1; m <= 300; m++) {
 		double m2 = 2.0 * m;
 		h *= lentz_step(m * (b - m) * x / ((a + m2 - 1) * (a + m2)), &c, &d);
-		double delta = lentz_step(-(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)), &c, &d);
+		double delta =
+		        lentz_step(-(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)), &c, &d);
 		h *= delta;
 		if (fabs(delta - 1) < 1e-14)
 			break;
@@ -273,8 +275,8 @@ static double fit_efficiency(const double *var, const double *samp, const double
 
 /* Item f's observed variance of y over the m runs, Poisson's share of it and its mean count
  * per run (all 0 when it has no samples). */
-static void item_moments(const double *row, size_t m, const double *level, double all,
-                         double *var, double *samp, double *mean_count)
+static void item_moments(const double *row, size_t m, const double *level, double all, double *var,
+                         double *samp, double *mean_count)
 {
 	double n = 0;
 	for (size_t i = 0; i < m; i++)
@@ -312,9 +314,8 @@ static double t_loglik(const double *r, size_t n, double nu, double s)
 	return ll;
 }
 
-int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total,
-                   const double *level, const struct stats_noise *nz, double a, double *nu,
-                   double *scale)
+int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, const double *level,
+                   const struct stats_noise *nz, double a, double *nu, double *scale)
 {
 	*nu = INFINITY;
 	*scale = 1;
@@ -386,12 +387,13 @@ double stats_sampling_efficiency(const double *x, size_t nf, size_t m, const dou
 
 /*
  * Each run's level by the median: its total count, corrected by the weighted median of the
- * items' log ratios in that run (weights capped at a tenth), so that one item swinging
+ * items' log ratios in that run (by_count: weighted by their counts, each weight capped at a
+ * tenth; else one vote an item), so that one item swinging
  * several-fold does not move every other item's expected count with it. Items without use
  * (when use is not NULL) or under STATS_POOL_MIN_COUNT samples a run do not vote.
  */
 static void median_levels(const double *x, size_t nf, size_t m, const double *total, double all,
-                          const unsigned char *use, double *level)
+                          const unsigned char *use, int by_count, double *level)
 {
 	for (size_t i = 0; i < m; i++)
 		level[i] = total[i];
@@ -409,8 +411,8 @@ static void median_levels(const double *x, size_t nf, size_t m, const double *to
 			if ((use && !use[f]) || n / (double)m < STATS_POOL_MIN_COUNT)
 				continue;
 			ry[k] = log((x[f * m + i] + 0.5) / (n * total[i] / all + 0.5));
-			rw[k] = n;
-			wsum += n;
+			rw[k] = by_count ? n : 1;
+			wsum += rw[k];
 			k++;
 		}
 		for (size_t j = 0; j < k; j++)
@@ -422,6 +424,37 @@ static void median_levels(const double *x, size_t nf, size_t m, const double *to
 	}
 	free(ry);
 	free(rw);
+}
+
+/*
+ * Where the items agree most tightly: the y[c] that maximises the sum of the items' normal
+ * densities at it, each at its own variance and with its height capped at a tenth of all
+ * heights (so that no one precise item decides). A start for stats_robust_level: when a third
+ * of the functions (memory-bound walks, string scans) swing together by 20 % in one run, their
+ * weighted median sits between them and the steady ones, and the inlier window, narrow for the
+ * steady ones, then keeps the swinging ones instead.
+ */
+static double precision_mode(const double *y, const double *v, size_t n)
+{
+	double *h = xmalloc(st_mult(n ? n : 1, sizeof(*h)));
+	double hs = 0;
+	for (size_t j = 0; j < n; j++)
+		hs += h[j] = v[j] > 0 ? 1 / sqrt(v[j]) : 0;
+	for (size_t j = 0; j < n; j++)
+		h[j] = fmin(h[j], hs / 10);
+	double best = -1, at = NAN;
+	for (size_t c = 0; c < n; c++) {
+		double sc = 0;
+		for (size_t j = 0; j < n; j++)
+			if (v[j] > 0)
+				sc += h[j] * exp(-0.5 * (y[c] - y[j]) * (y[c] - y[j]) / v[j]);
+		if (sc > best) {
+			best = sc;
+			at = y[c];
+		}
+	}
+	free(h);
+	return at;
 }
 
 double stats_robust_level(const double *y, const double *v, double *w, size_t n, double *var,
@@ -436,7 +469,8 @@ double stats_robust_level(const double *y, const double *v, double *w, size_t n,
 		sum += w[i];
 	for (size_t i = 0; i < n; i++)
 		w[i] = fmin(w[i], sum / 10);
-	double ls = stats_weighted_median(y, w, n);
+	double ls = n >= STATS_MODE_MIN_ITEMS ? precision_mode(y, v, n)
+	                                      : stats_weighted_median(y, w, n);
 	for (int iter = 0; iter < 3 && isfinite(ls); iter++) {
 		double su = 0;
 		size_t in = 0;
@@ -473,57 +507,144 @@ double stats_robust_level(const double *y, const double *v, double *w, size_t n,
 	return ls;
 }
 
+/*
+ * Rounds of: each voting item's variance around the levels, then each run's level by
+ * stats_robust_level with those variances (sampling's share at efficiency a). Returns how well
+ * the final levels explain the items: the sum over voting items of -log(variance), the
+ * profile log-likelihood of levels under which each item has its own spread.
+ */
+static double refine_levels(const double *x, size_t nf, size_t m, const double *total, double all,
+                            const unsigned char *use, double a, double *level, double *mean,
+                            double *ov, double *y, double *v, double *w)
+{
+	double fit = 0;
+	for (int round = 0; round <= STATS_LEVEL_ROUNDS; round++) {
+		double lall = 0;
+		for (size_t i = 0; i < m; i++)
+			lall += level[i];
+		fit = 0;
+		for (size_t f = 0; f < nf; f++) {
+			const double *row = x + f * m;
+			double n = 0, sy = 0, syy = 0;
+			for (size_t i = 0; i < m; i++)
+				n += row[i];
+			mean[f] = n / (double)m;
+			for (size_t i = 0; i < m; i++) {
+				double e = n * level[i] / lall;
+				double yy = log((row[i] + 0.5) / (e + 0.5));
+				sy += yy;
+				syy += yy * yy;
+			}
+			double mu = sy / (double)m;
+			ov[f] = fmax((syy - (double)m * mu * mu) / (double)(m - 1), 0);
+			if (!(use && !use[f]) && mean[f] >= STATS_POOL_MIN_COUNT)
+				fit -= log(fmax(ov[f], a / (mean[f] + 0.5)) + 1e-9);
+		}
+		if (round == STATS_LEVEL_ROUNDS)
+			break;
+		for (size_t i = 0; i < m; i++) {
+			size_t k = 0;
+			for (size_t f = 0; f < nf; f++) {
+				if ((use && !use[f]) || !(x[f * m + i] > 0) ||
+				    mean[f] < STATS_POOL_MIN_COUNT)
+					continue;
+				double e = mean[f] * (double)m * total[i] / all;
+				y[k] = log((x[f * m + i] + 0.5) / (e + 0.5));
+				v[k] = fmax(ov[f], a / (e + 0.5)) + 1e-9;
+				w[k] = mean[f];
+				k++;
+			}
+			double var;
+			size_t used;
+			double ls = stats_robust_level(y, v, w, k, &var, &used);
+			if (isfinite(ls))
+				level[i] = total[i] * exp(ls);
+		}
+	}
+	return fit;
+}
+
 void stats_run_levels(const double *x, size_t nf, size_t m, const double *total,
-                      const unsigned char *use, double *level)
+                      const unsigned char *use, double a, double *level)
 {
 	double all = 0;
 	for (size_t i = 0; i < m; i++)
 		all += total[i];
-	median_levels(x, nf, m, total, all, use, level);
+	median_levels(x, nf, m, total, all, use, 1, level);
 	if (m < 2 || !(all > 0))
 		return;
-	/* Each voting item's mean count and its observed variance around the median levels. */
+	/*
+	 * Two starts, the better explanation kept. When part of the suite moves together from
+	 * run to run (memory-bound code slowed by a neighbour), either part can be "the level"
+	 * and the other then swings around it; the weighted median follows the part with more
+	 * samples, the plain median the part with more items. Each is refined, and the levels
+	 * under which the items' spreads are smallest (most items steady) are the run's levels.
+	 */
 	double *mean = xcalloc(nf ? nf : 1, sizeof(*mean)), *ov = xcalloc(nf ? nf : 1, sizeof(*ov));
 	double *y = xmalloc(st_mult(nf ? nf : 1, sizeof(*y)));
 	double *v = xmalloc(st_mult(nf ? nf : 1, sizeof(*v)));
 	double *w = xmalloc(st_mult(nf ? nf : 1, sizeof(*w)));
-	for (size_t f = 0; f < nf; f++) {
-		const double *row = x + f * m;
-		double n = 0, sy = 0, syy = 0;
-		for (size_t i = 0; i < m; i++)
-			n += row[i];
-		mean[f] = n / (double)m;
-		for (size_t i = 0; i < m; i++) {
-			double e = n * level[i] / all;
-			double yy = log((row[i] + 0.5) / (e + 0.5));
-			sy += yy;
-			syy += yy * yy;
-		}
-		double mu = sy / (double)m;
-		ov[f] = fmax((syy - (double)m * mu * mu) / (double)(m - 1), 0);
-	}
-	for (size_t i = 0; i < m; i++) {
-		size_t k = 0;
-		for (size_t f = 0; f < nf; f++) {
-			if ((use && !use[f]) || !(x[f * m + i] > 0) || mean[f] < STATS_POOL_MIN_COUNT)
-				continue;
-			double e = mean[f] * (double)m * total[i] / all;
-			y[k] = log((x[f * m + i] + 0.5) / (e + 0.5));
-			v[k] = fmax(ov[f], 1 / (e + 0.5)) + 1e-9;
-			w[k] = mean[f];
-			k++;
-		}
-		double var;
-		size_t used;
-		double ls = stats_robust_level(y, v, w, k, &var, &used);
-		if (isfinite(ls))
-			level[i] = total[i] * exp(ls);
-	}
+	double *alt = xmalloc(st_mult(m, sizeof(*alt)));
+	double fit = refine_levels(x, nf, m, total, all, use, a, level, mean, ov, y, v, w);
+	median_levels(x, nf, m, total, all, use, 0, alt);
+	double fit2 = refine_levels(x, nf, m, total, all, use, a, alt, mean, ov, y, v, w);
+	if (fit2 > fit)
+		memcpy(level, alt, m * sizeof(*level));
+	free(alt);
 	free(mean);
 	free(ov);
 	free(y);
 	free(v);
 	free(w);
+}
+
+/* The trigamma function (the variance of log of a chi-squared(2x) / 2x is psi'(x)), x > 0:
+ * the recurrence up to 6, then the asymptotic series. */
+static double trigamma(double x)
+{
+	double acc = 0;
+	for (; x < 6; x += 1)
+		acc += 1 / (x * x);
+	double x2 = 1 / (x * x);
+	return acc + 1 / x + x2 / 2 +
+	       x2 / x * (1.0 / 6 - x2 * (1.0 / 30 - x2 * (1.0 / 42 - x2 / 30)));
+}
+
+/*
+ * How much an item's spread is shrunk toward the pool, as degrees of freedom of the prior
+ * (at most max_dof): from how far the voting items' spreads really differ. log(var / (samp +
+ * pool)) scatters by trigamma(d / 2) between items of one spread measured on d degrees of
+ * freedom; what the items scatter beyond that (a robust variance: the MAD's) is the spread of
+ * their true spreads, trigamma(d0 / 2) for a prior on d0. Items that agree get max_dof; a suite
+ * whose steady loops hold 2 % and memory-bound walks 30 % (a thousandfold in variance) gets
+ * about one, and each item keeps what its own history says. tmp holds nv doubles.
+ */
+static double prior_strength(const double *vy, const double *vs, size_t nv, double pool, double d,
+                             double max_dof, double *tmp)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < nv; i++)
+		if (vy[i] > 0 && vs[i] + pool > 0)
+			tmp[k++] = log(vy[i] / (vs[i] + pool));
+	if (k < STATS_PRIOR_MIN_ITEMS || !(d > 0))
+		return max_dof;
+	double med = stats_median(tmp, k);
+	for (size_t i = 0; i < k; i++)
+		tmp[i] = fabs(tmp[i] - med);
+	double mad = 1.4826 * stats_median(tmp, k);
+	double tau2 = mad * mad - trigamma(d / 2);
+	if (!(tau2 > trigamma(max_dof / 2)))
+		return max_dof;
+	/* trigamma falls: bisect for trigamma(d0 / 2) = tau2. */
+	double lo = 0.01, hi = max_dof;
+	for (int it = 0; it < 60; it++) {
+		double mid = (lo + hi) / 2;
+		if (trigamma(mid / 2) > tau2)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
 }
 
 void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
@@ -537,7 +658,9 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 	double *vy = xmalloc(st_mult(nf ? nf : 1, sizeof(*vy)));
 	double *vs = xmalloc(st_mult(nf ? nf : 1, sizeof(*vs)));
 	double *r = xmalloc(st_mult(nf ? nf : 1, sizeof(*r)));
-	double *ovar = xcalloc(nf ? nf : 1, sizeof(*ovar)), *osamp = xcalloc(nf ? nf : 1, sizeof(*osamp));
+	double *ovar = xcalloc(nf ? nf : 1, sizeof(*ovar)),
+	       *osamp = xcalloc(nf ? nf : 1, sizeof(*osamp));
+	unsigned char *votes = xcalloc(nf ? nf : 1, 1);
 	size_t nv = 0;
 	for (size_t f = 0; f < nf; f++) {
 		out[f] = (struct stats_noise){0, prior_dof, 0};
@@ -556,6 +679,7 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 			vy[nv] = var;
 			vs[nv] = samp;
 			nv++;
+			votes[f] = 1;
 		}
 	}
 	/*
@@ -592,15 +716,18 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 	/* var / (samp + pool) is chi-squared(d) / d for an item like the others: its 99.9th
 	 * percentile (Wilson-Hilferty) is where an item stops being one of the crowd. */
 	double own = d > 0 ? chi2_q999_ratio(d) : INFINITY;
+	double d0 = prior_strength(vy, vs, nv, pool, d, prior_dof, r);
 	for (size_t f = 0; f < nf; f++) {
-		double e = (prior_dof * pool + d * out[f].raw) / (prior_dof + d);
+		double pd = votes[f] ? d0 : prior_dof;
+		double e = (pd * pool + d * out[f].raw) / (pd + d);
 		/* Spreads differ a hundredfold between items: one whose spread the pool cannot
 		 * explain keeps its own. */
 		if (ovar[f] > own * (osamp[f] + pool))
 			e = out[f].raw;
 		out[f].extra = e > floor ? e : floor;
-		out[f].dof = prior_dof + d;
+		out[f].dof = pd + d;
 	}
+	free(votes);
 	free(vy);
 	free(vs);
 	free(r);
@@ -627,4 +754,3 @@ double stats_log_ratio_stat(double h, double b, double c, double a, double extra
 	*t = z / sqrt(v);
 	return stats_t_sf2(*t, *eff);
 }
-

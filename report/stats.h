@@ -76,10 +76,16 @@ struct stats_noise {
  * takes a times the sampling variance. ciprof report uses a < 1 only where the history's tails
  * can be fitted too (stats_tail_fit).
  */
-#define STATS_OWN_MIN_RUNS 8
+#define STATS_OWN_MIN_RUNS   8
 #define STATS_MIN_EFFICIENCY 0.05
 /* Items with fewer samples per history run than this do not vote for the pooled value. */
 #define STATS_POOL_MIN_COUNT 20.0
+/* Items from which stats_robust_level starts at their precision-weighted mode rather than
+ * their weighted median, and the rounds of stats_run_levels. */
+#define STATS_MODE_MIN_ITEMS 10
+#define STATS_LEVEL_ROUNDS   4
+/* Voting items needed to learn how strongly to shrink toward the pool (else prior_dof). */
+#define STATS_PRIOR_MIN_ITEMS 8
 
 /*
  * Fills out[f] for nf items from x[f * m + i] (item f's count in history run i) and total[i]
@@ -109,9 +115,8 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
  */
 #define STATS_TAIL_MIN 40
 /* Returns 1 when fitted, 0 (normal: *nu infinite, *scale 1) with fewer runs or deviations. */
-int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total,
-                   const double *level, const struct stats_noise *nz, double a, double *nu,
-                   double *scale);
+int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, const double *level,
+                   const struct stats_noise *nz, double a, double *nu, double *scale);
 
 /* The sampling efficiency a (above) of history x (as for stats_item_noise) at the runs'
  * levels; 1 with fewer than STATS_OWN_MIN_RUNS runs or 5 items to fit it on. */
@@ -155,7 +160,7 @@ double stats_robust_level(const double *y, const double *v, double *w, size_t n,
  * pass. x[f * m + i] as for stats_item_noise. With m < 2, level = total.
  */
 void stats_run_levels(const double *x, size_t nf, size_t m, const double *total,
-                      const unsigned char *use, double *level);
+                      const unsigned char *use, double a, double *level);
 
 /* The median of x[0..n) (sorts x); nan when n is 0. */
 double stats_median(double *x, size_t n);

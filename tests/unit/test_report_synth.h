@@ -69,11 +69,15 @@ struct synth {
 	double weight[SYN_NFUNCS]; /* share of all samples, sums to 1 */
 	double factor[SYN_NFUNCS]; /* the truth of a run: each function's time multiplier */
 	double hz;
-	double seconds; /* CPU seconds of the suite with all factors 1 */
-	double jitter;  /* run-to-run CV of each function's time (lognormal) */
+	double seconds;             /* CPU seconds of the suite with all factors 1 */
+	double jitter;              /* run-to-run CV of each function's time (lognormal) */
 	double fjitter[SYN_NFUNCS]; /* a function's own extra log-scale spread (0: none) */
 	double efficiency; /* sampling's variance as a share of Poisson's (0 or 1: Poisson; a
 	                      CPU-time clock through steady code: far less) */
+	double gjitter;    /* the log-scale spread of one factor per run shared by the functions
+	                      with group[i] set (memory-bound code slowed together by a
+	                      neighbour sharing the caches) */
+	unsigned char group[SYN_NFUNCS];
 };
 
 /* A count with mean lambda sampled at efficiency e: Poisson when e is 0 or 1, else rounded
@@ -104,6 +108,8 @@ static void synth_init(struct synth *s, double seconds, double hz)
 	s->seconds = seconds;
 	s->jitter = 0;
 	s->efficiency = 0;
+	s->gjitter = 0;
+	memset(s->group, 0, sizeof(s->group));
 }
 
 /* The index of the function holding closest to `share` of the samples. */
@@ -133,6 +139,7 @@ static struct profile *synth_run(const struct synth *s, struct rng *r, double sc
 	uint32_t rt = profile_node(p, m, syn_frame(p, "run_tests", 0));
 	double total_samples = s->seconds * s->hz;
 	uint64_t n = 0;
+	double gmult = s->gjitter > 0 ? exp(s->gjitter * rng_normal(r)) : 1;
 	for (int i = 0; i < SYN_NFUNCS; i++) {
 		char name[32];
 		const char *test = syn_tests[i % SYN_NTESTS];
@@ -144,6 +151,8 @@ static struct profile *synth_run(const struct synth *s, struct rng *r, double sc
 			mult *= exp(s->jitter * rng_normal(r) - s->jitter * s->jitter / 2);
 		if (s->fjitter[i] > 0)
 			mult *= exp(s->fjitter[i] * rng_normal(r));
+		if (s->group[i])
+			mult *= gmult;
 		double lambda = total_samples * s->weight[i] * mult;
 		uint32_t tid = profile_intern(p, test);
 		if (i % 3 == 0) {
