@@ -514,11 +514,11 @@ double stats_robust_level(const double *y, const double *v, double *w, size_t n,
  * profile log-likelihood of levels under which each item has its own spread.
  */
 static double refine_levels(const double *x, size_t nf, size_t m, const double *total, double all,
-                            const unsigned char *use, double a, double *level, double *mean,
-                            double *ov, double *y, double *v, double *w)
+                            const unsigned char *use, double a, int rounds, double *level,
+                            double *mean, double *ov, double *y, double *v, double *w)
 {
 	double fit = 0;
-	for (int round = 0; round <= STATS_LEVEL_ROUNDS; round++) {
+	for (int round = 0; round <= rounds; round++) {
 		double lall = 0;
 		for (size_t i = 0; i < m; i++)
 			lall += level[i];
@@ -540,7 +540,7 @@ static double refine_levels(const double *x, size_t nf, size_t m, const double *
 			if (!(use && !use[f]) && mean[f] >= STATS_POOL_MIN_COUNT)
 				fit -= log(fmax(ov[f], a / (mean[f] + 0.5)) + 1e-9);
 		}
-		if (round == STATS_LEVEL_ROUNDS)
+		if (round == rounds)
 			break;
 		for (size_t i = 0; i < m; i++) {
 			size_t k = 0;
@@ -585,11 +585,19 @@ void stats_run_levels(const double *x, size_t nf, size_t m, const double *total,
 	double *v = xmalloc(st_mult(nf ? nf : 1, sizeof(*v)));
 	double *w = xmalloc(st_mult(nf ? nf : 1, sizeof(*w)));
 	double *alt = xmalloc(st_mult(m, sizeof(*alt)));
-	double fit = refine_levels(x, nf, m, total, all, use, a, level, mean, ov, y, v, w);
-	median_levels(x, nf, m, total, all, use, 0, alt);
-	double fit2 = refine_levels(x, nf, m, total, all, use, a, alt, mean, ov, y, v, w);
-	if (fit2 > fit)
-		memcpy(level, alt, m * sizeof(*level));
+	/* Spreads from fewer than STATS_OWN_MIN_RUNS runs cannot say which items are steady
+	 * (with three runs, levels can be found that fit any one item exactly): one round from
+	 * the weighted median. */
+	int own = m >= STATS_OWN_MIN_RUNS;
+	double fit = refine_levels(x, nf, m, total, all, use, a, own ? STATS_LEVEL_ROUNDS : 1,
+	                           level, mean, ov, y, v, w);
+	if (own) {
+		median_levels(x, nf, m, total, all, use, 0, alt);
+		double fit2 = refine_levels(x, nf, m, total, all, use, a, STATS_LEVEL_ROUNDS, alt,
+		                            mean, ov, y, v, w);
+		if (fit2 > fit)
+			memcpy(level, alt, m * sizeof(*level));
+	}
 	free(alt);
 	free(mean);
 	free(ov);
