@@ -1172,6 +1172,9 @@ static void test_tail_fit(void **state)
 	              nu[0], scale[0], nu[1], scale[1]);
 	assert_true(nu[0] >= 15);
 	assert_true(nu[1] <= 5);
+	/* ... but never a tail of infinite variance, which would excuse a doubling (t(2) here
+	 * before the floor of 3). */
+	assert_true(nu[1] >= 3);
 }
 
 static void test_normal_quantile2(void **state)
