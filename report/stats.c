@@ -345,9 +345,9 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
 	int fitted = n >= STATS_TAIL_MIN;
 	if (fitted) {
 		/* Never below 3 degrees of freedom: a tail of infinite variance (t(1.5), t(2))
-		 * excuses any change whatever its size (likely what a clean clone's loaded CI run hit:
-		 * +95 % of a steady function at p = 0.014), and on none of 689 verdict-bench heads did
-		 * allowing one change an outcome (docs/benchmarks.md). */
+		 * excuses any change whatever its size (likely what a clean clone's loaded CI run
+		 * hit: +95 % of a steady function at p = 0.014), and on none of 689 verdict-bench
+		 * heads did allowing one change an outcome (docs/benchmarks.md). */
 		static const double grid[] = {3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100};
 		double best = t_loglik(r, n, INFINITY, 1), bs = 1, bnu = INFINITY;
 		for (size_t g = 0; g <= sizeof(grid) / sizeof(grid[0]); g++) {
