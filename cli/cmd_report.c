@@ -87,7 +87,7 @@ static const char report_description[] =
         "\n"
         "A change is reported when it is significant (a t test on the log of the counts,\n"
         "widened by each item's own run-to-run spread learned from the base branch's last\n"
-        "10 runs; Benjamini-Hochberg over all comparisons at --alpha), at least --min-change\n"
+        "30 runs; Benjamini-Hochberg over all comparisons at --alpha), at least --min-change\n"
         "against the suite-wide factor (so a uniformly slower machine is not a regression),\n"
         "and the test or function holds at least --min-share of samples. Frames ciprof\n"
         "makes ([unsampled], [unknown]+0x...) are shown, never judged. With fewer than 3\n"
