@@ -429,12 +429,6 @@ static const char *base_of(const char *p)
 	return s ? s + 1 : p;
 }
 
-const char *attrib_ctest_match(const struct attrib *a, char *const *argv, const char *cwd)
-{
-	int64_t i = attrib_ctest_find(a, argv, cwd);
-	return i >= 0 ? a->ctest[i].name : NULL;
-}
-
 int64_t attrib_ctest_find(const struct attrib *a, char *const *argv, const char *cwd)
 {
 	int64_t best = -1;

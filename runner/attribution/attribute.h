@@ -165,9 +165,7 @@ uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *
  * directories). 0, or -1 with cp_error naming what is wrong (source names the input).
  */
 int attrib_ctest_load(struct attrib *a, const char *json, size_t len, const char *source);
-/* The CTest test whose command is argv (in cwd), or NULL. */
-const char *attrib_ctest_match(const struct attrib *a, char *const *argv, const char *cwd);
-/* The same as an index into a->ctest, or -1. */
+/* The CTest test whose command is argv (in cwd), as an index into a->ctest, or -1. */
 int64_t attrib_ctest_find(const struct attrib *a, char *const *argv, const char *cwd);
 /* The CTest test whose command runs the executable at path, when exactly one does (a process
  * that ended before its command line could be read), or NULL. */

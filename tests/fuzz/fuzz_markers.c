@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	attrib_ctest_load(&a, (const char *)data, size, "fuzz");
 	char *argv[] = {"t", NULL};
-	attrib_ctest_match(&a, argv, "/");
+	attrib_ctest_find(&a, argv, "/");
 	markers_release(&m);
 	attrib_release(&a);
 	profile_free(p);

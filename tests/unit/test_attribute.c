@@ -128,8 +128,8 @@ static void test_tap_pending(void **state)
 	uint64_t off = 0x10;
 	int w;
 	uint32_t test;
-#define SAMPLE(t)                                                                               \
-	test = attrib_sample(&a, 1, 1, (t), &w);                                                 \
+#define SAMPLE(t)                                                                                  \
+	test = attrib_sample(&a, 1, 1, (t), &w);                                                   \
 	aggregator_add(&agg, test, w, proc, &dso, &off, 1, 1)
 	SAMPLE(5); /* before the plan: no test */
 	markers_feed(&m, &a, "1..3\n", 5, 10);
@@ -205,7 +205,7 @@ static void test_windows(void **state)
 	attrib_window_end(&a, "two", 50);
 	attrib_window_end(&a, "three", 60);
 	attrib_window_end(&a, "never-begun", 65); /* a summary line: nothing */
-	attrib_tap_result(&a, "tap", 80);                 /* TAP: from the last end (60) */
+	attrib_tap_result(&a, "tap", 80);         /* TAP: from the last end (60) */
 	int w;
 	assert_string_equal(test_at(&a, 1, 1, 5, &w), "");
 	assert_string_equal(test_at(&a, 1, 1, 15, &w), "one");
@@ -293,9 +293,12 @@ static void test_ctest(void **state)
 	char *argv1[] = {"/b/t", "--case", "small", NULL};
 	char *argv2[] = {"t", "--case", "large", NULL}; /* found through PATH */
 	char *argv3[] = {"/b/t", "--case", NULL};
-	assert_string_equal(attrib_ctest_match(&a, argv1, "/b"), "small");
-	assert_string_equal(attrib_ctest_match(&a, argv2, "/elsewhere"), "large");
-	assert_null(attrib_ctest_match(&a, argv3, "/b"));
+	int64_t i1 = attrib_ctest_find(&a, argv1, "/b"),
+	        i2 = attrib_ctest_find(&a, argv2, "/elsewhere");
+	assert_true(i1 >= 0 && i2 >= 0);
+	assert_string_equal(a.ctest[i1].name, "small");
+	assert_string_equal(a.ctest[i2].name, "large");
+	assert_int_equal(attrib_ctest_find(&a, argv3, "/b"), -1);
 	/* by executable alone only when one test runs it */
 	assert_null(attrib_ctest_match_exe(&a, "/b/t"));
 	const char *json2 = "{\"tests\":[{\"name\":\"solo\",\"command\":[\"/b/solo\"]}]}";
@@ -469,7 +472,8 @@ static void test_rules(void **state)
 	struct attrib_rules rules = {0};
 	attrib_rules_add_builtin(&rules);
 	assert_int_equal(attrib_rules_add(&rules, "bad", "(", "x", NULL), -1);
-	assert_non_null(strstr(cp_last_error(), "rule 'bad': caller: '(' is not a valid regular expression"));
+	assert_non_null(strstr(cp_last_error(),
+	                       "rule 'bad': caller: '(' is not a valid regular expression"));
 	struct profile *p = profile_new();
 	uint32_t proc = push(p, 0, "suite", 1);
 	uint32_t main_ = push(p, proc, "main", 0);
@@ -511,12 +515,15 @@ static void test_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_control_lines), cmocka_unit_test(test_name_cleaned),
+	        cmocka_unit_test(test_control_lines),
+	        cmocka_unit_test(test_name_cleaned),
 	        cmocka_unit_test(test_timed_marks),
 	        cmocka_unit_test(test_tap_pending),
 	        cmocka_unit_test(test_precedence_and_fork),
-	        cmocka_unit_test(test_windows),       cmocka_unit_test(test_markers),
-	        cmocka_unit_test(test_ctest),         cmocka_unit_test(test_rules),
+	        cmocka_unit_test(test_windows),
+	        cmocka_unit_test(test_markers),
+	        cmocka_unit_test(test_ctest),
+	        cmocka_unit_test(test_rules),
 	        cmocka_unit_test(test_ctest_gone_by_elimination),
 	        cmocka_unit_test(test_ctest_gone_ambiguous),
 	};
