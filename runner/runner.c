@@ -134,8 +134,9 @@ static void apply_event(void *ctx, const struct run_event *ev)
 void runner_process(struct runner_session *s, uint64_t limit)
 {
 	/* While a ctest is asked for its tests, the events wait: its test processes started
-	 * meanwhile are named when the answer comes (runner/attribution/ctest.h). */
-	if (limit != UINT64_MAX && ctest_watch_poll(&s->ctest, 0))
+	 * meanwhile are named when the answer comes (runner/attribution/ctest.h). So they do
+	 * while an exec's command line is not shown yet (ctest_watch_retry). */
+	if (limit != UINT64_MAX && (ctest_watch_poll(&s->ctest, 0) || s->ctest.npend))
 		return;
 	if (!s->queue.n)
 		return;
@@ -167,9 +168,13 @@ static void session_loop(struct runner_session *s, struct launch *l, int *status
 	if (nbe)
 		s->ops->pollfds(s->be, pfds, nbe);
 	launch_pollfds(l, pfds + nbe);
+	int round_ms = s->ops->round_ms;
+	const char *t = getenv("CIPROF_TEST_ROUND_MS"); /* test hook, docs/run.md */
+	if (t && atoi(t) > 0)
+		round_ms = atoi(t);
 	int done = 0;
 	while (!done) {
-		int pr = poll(pfds, nfds, s->ops->round_ms);
+		int pr = poll(pfds, nfds, s->ctest.npend ? 1 : round_ms);
 		if (pr < 0 && errno != EINTR) {
 			log_warn("poll failed: %s", strerror(errno));
 			usleep(10000);

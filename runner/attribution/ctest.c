@@ -67,6 +67,9 @@ void ctest_watch_release(struct ctest_watch *w)
 	clear_execs(w);
 	free(w->ex);
 	free(w->gone);
+	for (size_t i = 0; i < w->npend; i++)
+		free(w->pend[i].exe);
+	free(w->pend);
 	for (size_t i = 0; i < w->nunnamed; i++)
 		free(w->unnamed[i].exe);
 	free(w->unnamed);
@@ -370,18 +373,39 @@ void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, 
 	w->ex[w->nex++] = (struct ctest_exec){pid, copy, xstrdup(cwd ? cwd : ""), NULL};
 }
 
-void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm)
+/* Whether pid is a live process (not a zombie): an empty command line of one is not there
+ * yet, rather than gone. */
+static int proc_alive(pid_t pid)
 {
-	if (strcmp(comm, "ctest") && !w->attrib->nctest && !w->nq)
-		return;
-	char **argv = read_cmdline(pid);
-	if (!argv) {
-		/* Too short to catch in /proc: its executable's mapping (the first file mapping
-		 * after the exec, read next) may still name its test. */
+	char path[64], state = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state && state != 'Z' && state != 'X';
+}
+
+/* An exec whose command line cannot be read: named by its executable's mapping, the first
+ * file mapping after the exec (known, or read next). */
+static void exec_unread(struct ctest_watch *w, pid_t pid, const char *exe)
+{
+	if (!exe) {
 		ALLOC_GROW(w->gone, w->ngone + 1, w->gone_alloc);
 		w->gone[w->ngone++] = pid;
 		return;
 	}
+	name_by_exe(w, pid, exe);
+	if (w->nq) {
+		ALLOC_GROW(w->ex, w->nex + 1, w->ex_alloc);
+		w->ex[w->nex++] = (struct ctest_exec){pid, NULL, NULL, xstrdup(exe)};
+	}
+}
+
+static void exec_read(struct ctest_watch *w, pid_t pid, const char *comm, char **argv)
+{
 	char cwd[4096], exe[4096], pwd[4096];
 	read_proc_link(pid, "cwd", cwd, sizeof(cwd));
 	read_proc_link(pid, "exe", exe, sizeof(exe));
@@ -414,19 +438,75 @@ void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm)
 	free_argv(argv);
 }
 
+static void drop_pending(struct ctest_watch *w, size_t i)
+{
+	free(w->pend[i].exe);
+	w->pend[i] = w->pend[--w->npend];
+}
+
+void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm)
+{
+	if (strcmp(comm, "ctest") && !w->attrib->nctest && !w->nq)
+		return;
+	for (size_t i = 0; i < w->npend; i++)
+		if (w->pend[i].pid == pid) {
+			drop_pending(w, i); /* it exec'd again */
+			break;
+		}
+	char **argv = read_cmdline(pid);
+	if (argv) {
+		exec_read(w, pid, comm, argv);
+		return;
+	}
+	if (!proc_alive(pid)) {
+		/* Too short to catch in /proc. */
+		exec_unread(w, pid, NULL);
+		return;
+	}
+	/* Read as it exec'd (the exec doorbells ring at once), before the command line was in
+	 * place: asked again next round. */
+	ALLOC_GROW(w->pend, w->npend + 1, w->pend_alloc);
+	struct ctest_pending *p = &w->pend[w->npend++];
+	*p = (struct ctest_pending){pid, "", NULL, launch_now_ns()};
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+}
+
+int ctest_watch_retry(struct ctest_watch *w, int final)
+{
+	uint64_t now = launch_now_ns();
+	for (size_t i = 0; i < w->npend;) {
+		struct ctest_pending p = w->pend[i];
+		char **argv = read_cmdline(p.pid);
+		if (argv) {
+			w->pend[i] = w->pend[--w->npend];
+			exec_read(w, p.pid, p.comm, argv);
+			free(p.exe);
+			continue;
+		}
+		if (final || now - p.since > CTEST_PENDING_NS || !proc_alive(p.pid)) {
+			log_debug("process %d: its command line was never shown", (int)p.pid);
+			w->pend[i] = w->pend[--w->npend];
+			exec_unread(w, p.pid, p.exe);
+			free(p.exe);
+			continue;
+		}
+		i++;
+	}
+	return w->npend != 0;
+}
+
 void ctest_watch_mmap(struct ctest_watch *w, pid_t pid, const char *filename)
 {
 	if (filename[0] != '/')
 		return;
+	for (size_t i = 0; i < w->npend; i++)
+		if (w->pend[i].pid == pid && !w->pend[i].exe)
+			w->pend[i].exe = xstrdup(filename);
 	for (size_t i = 0; i < w->ngone; i++) {
 		if (w->gone[i] != pid)
 			continue;
 		w->gone[i] = w->gone[--w->ngone];
-		name_by_exe(w, pid, filename);
-		if (w->nq) {
-			ALLOC_GROW(w->ex, w->nex + 1, w->ex_alloc);
-			w->ex[w->nex++] = (struct ctest_exec){pid, NULL, NULL, xstrdup(filename)};
-		}
+		exec_unread(w, pid, filename);
 		return;
 	}
 }

@@ -33,6 +33,18 @@ struct ctest_exec {
 	char *exe;   /* owned, or NULL */
 };
 
+/* An exec read before the new program's command line was in place (execve sets it up after
+ * the COMM record): asked again each round until /proc shows it or the process is gone. */
+struct ctest_pending {
+	pid_t pid;
+	char comm[16];
+	char *exe;      /* owned: its first file mapping since the exec, or NULL */
+	uint64_t since; /* CLOCK_MONOTONIC ns */
+};
+
+/* How long an exec may wait for its command line: then it is named by its executable. */
+#define CTEST_PENDING_NS (200ULL * 1000000ULL)
+
 /* A test process that ended before /proc showed its command line, whose executable several
  * tests run: marked with a stand-in id until the run's end names it (ctest_watch_finish). */
 struct ctest_unnamed {
@@ -52,6 +64,8 @@ struct ctest_watch {
 	size_t nex, ex_alloc;
 	pid_t *gone; /* exec'd processes gone before /proc showed them; matched by executable */
 	size_t ngone, gone_alloc;
+	struct ctest_pending *pend; /* execs whose command line is not shown yet */
+	size_t npend, pend_alloc;
 	uint64_t queries; /* ctest invocations asked for their tests */
 	struct ctest_unnamed *unnamed;
 	size_t nunnamed, unnamed_alloc;
@@ -77,6 +91,14 @@ void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm);
 /* perf: a file mapping of pid; the first one after an exec that ctest_watch_exec could not
  * read names its executable. */
 void ctest_watch_mmap(struct ctest_watch *w, pid_t pid, const char *filename);
+/*
+ * perf: reads again the command lines of the execs that were pending (ctest_watch_exec read
+ * them before execve had put them in place); names by executable those gone or still
+ * unreadable after CTEST_PENDING_NS, or all of them when final. Returns nonzero while some
+ * are pending: the runner then polls every millisecond and holds its records back, so that
+ * their samples are counted under their test.
+ */
+int ctest_watch_retry(struct ctest_watch *w, int final);
 /* preload: process pid exec'd argv in cwd (its start record carries them). */
 void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, const char *cwd,
                            const char *exe);

@@ -57,6 +57,12 @@ struct session {
 	struct runner_session *rs; /* borrowed: the run this backend feeds */
 	struct ring *rings;
 	size_t nrings;
+	/* Doorbells: one dummy event per CPU whose one-page ring wakes ciprof at every exec
+	 * (open_bells), so a short test's command line is read while /proc still has it. */
+	struct ring *bells;
+	size_t nbells;
+	int bells_armed; /* enabled once a ctest is in the tree (arm_bells) */
+	uint64_t bell_rings;
 	const struct runner_opts *opts;
 	uint64_t throttled, bad_records;
 	/* --unwind dwarf */
@@ -309,17 +315,29 @@ static void init_attr(struct perf_event_attr *attr, const struct runner_opts *op
 	attr->wakeup_watermark = (uint32_t)(ring_bytes / 4);
 }
 
+static void unmap_rings(struct ring *rings, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (rings[i].base)
+			munmap(rings[i].base, rings[i].map_len);
+		if (rings[i].fd >= 0)
+			close(rings[i].fd);
+	}
+	free(rings);
+}
+
 static void close_rings(struct session *s)
 {
-	for (size_t i = 0; i < s->nrings; i++) {
-		if (s->rings[i].base)
-			munmap(s->rings[i].base, s->rings[i].map_len);
-		if (s->rings[i].fd >= 0)
-			close(s->rings[i].fd);
-	}
-	free(s->rings);
+	unmap_rings(s->rings, s->nrings);
 	s->rings = NULL;
 	s->nrings = 0;
+}
+
+static void close_bells(struct session *s)
+{
+	unmap_rings(s->bells, s->nbells);
+	s->bells = NULL;
+	s->nbells = 0;
 }
 
 /*
@@ -383,6 +401,89 @@ static int try_open_rings(struct session *s, pid_t child, const struct runner_op
 	return 0;
 }
 
+/*
+ * The exec doorbells. The sampling rings wake ciprof only when a quarter full, so it reads
+ * them every round (25 ms); a test process that ends sooner, or while ciprof waits for a
+ * CPU, is gone from /proc before its command line, which names its CTest test, is read.
+ * A dummy event per CPU (no samples, inherited like the sampling events) writes only COMM
+ * records, at each exec, into a one-page ring that wakes ciprof at every record: the round
+ * that follows reads the exec from the sampling ring at once. They start disabled, armed
+ * only when a ctest runs (only CTest's naming needs them): a wake-up per exec costs a build's
+ * exec loop about a tenth of its wall time (bench/ab/bell.sh). Optional: when the kernel or
+ * the locked-memory budget refuses, ciprof keeps to its rounds.
+ * CIPROF_TEST_NO_BELL (a test hook, docs/run.md) goes without them.
+ */
+static void open_bells(struct session *s, pid_t child, int ncpus, const int *cpus)
+{
+	const char *off = getenv("CIPROF_TEST_NO_BELL");
+	if (off && *off && strcmp(off, "0"))
+		return;
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.disabled = 1;
+	attr.inherit = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.comm = 1;
+	attr.comm_exec = 1;
+	attr.watermark = 1;
+	attr.wakeup_watermark = 1; /* every record */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	s->bells = xcalloc((size_t)ncpus, sizeof(*s->bells));
+	for (int i = 0; i < ncpus; i++) {
+		struct ring *r = &s->bells[s->nbells];
+		r->cpu = cpus[i];
+		r->fd = (int)syscall(SYS_perf_event_open, &attr, child, cpus[i], -1,
+		                     PERF_FLAG_FD_CLOEXEC);
+		if (r->fd < 0)
+			goto refused;
+		s->nbells++;
+		r->map_len = 2 * page;
+		r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+		if (r->base == MAP_FAILED) {
+			r->base = NULL;
+			goto refused;
+		}
+		r->meta = r->base;
+		r->data = (unsigned char *)r->base + page;
+		r->size = page;
+	}
+	log_debug("exec doorbells: %d", ncpus);
+	return;
+refused:
+	log_debug("no exec doorbells (%s): execs are seen at the next %d ms round", strerror(errno),
+	          perf_backend_ops.round_ms);
+	close_bells(s);
+}
+
+/* Enables the doorbells, on the tree's every task (the events' inherited copies) and the ones
+ * it forks from now on. */
+static void arm_bells(struct session *s)
+{
+	if (s->bells_armed || !s->nbells)
+		return;
+	s->bells_armed = 1;
+	for (size_t i = 0; i < s->nbells; i++)
+		if (ioctl(s->bells[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			log_debug("cannot enable an exec doorbell: %s", strerror(errno));
+	log_debug("exec doorbells armed: a ctest runs");
+}
+
+/* Empties the doorbells' rings (their records are the sampling rings' COMMs again). */
+static void clear_bells(struct session *s)
+{
+	for (size_t i = 0; i < s->nbells; i++) {
+		struct ring *r = &s->bells[i];
+		uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+		if (head != r->meta->data_tail)
+			s->bell_rings++;
+		__atomic_store_n(&r->meta->data_tail, head, __ATOMIC_RELEASE);
+	}
+}
+
 static int open_rings(struct session *s, pid_t child, const struct runner_opts *opts)
 {
 	int *cpus;
@@ -397,6 +498,8 @@ static int open_rings(struct session *s, pid_t child, const struct runner_opts *
 		close_rings(s);
 		pages /= 2;
 	}
+	if (ret == 0)
+		open_bells(s, child, ncpus, cpus);
 	free(cpus);
 	if (ret < 0)
 		return ret;
@@ -651,6 +754,7 @@ static void perf_read_rings(void *be, struct runner_session *rs, int final)
 {
 	struct session *s = be;
 	uint64_t first_new = rs->queue.seq;
+	clear_bells(s); /* first: a later exec rings again */
 	for (size_t i = 0; i < s->nrings; i++) {
 		struct ring *r = &s->rings[i];
 		uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
@@ -676,9 +780,12 @@ static void perf_read_rings(void *be, struct runner_session *rs, int final)
 			continue;
 		if (ev->kind == RUN_EV_COMM && ev->u.comm.exec && ev->pid == ev->tid)
 			ctest_watch_exec(&rs->ctest, ev->pid, ev->data);
-		else if (ev->kind == RUN_EV_MMAP && rs->ctest.ngone)
+		else if (ev->kind == RUN_EV_MMAP && (rs->ctest.ngone || rs->ctest.npend))
 			ctest_watch_mmap(&rs->ctest, ev->pid, ev->data);
 	}
+	ctest_watch_retry(&rs->ctest, final);
+	if (rs->ctest.nq || rs->ctest.attrib->nctest)
+		arm_bells(s);
 }
 
 /* ---- unwinding summaries ---- */
@@ -762,6 +869,8 @@ static int perf_start(void *be, struct runner_session *rs)
 	int ret = open_rings(s, rs->child, s->opts);
 	if (ret < 0)
 		return ret;
+	if (rs->ctest.root_asked)
+		arm_bells(s);
 	runner_exact_cpu(rs, (unsigned)s->nrings);
 	return 0;
 }
@@ -769,9 +878,14 @@ static int perf_start(void *be, struct runner_session *rs)
 static size_t perf_pollfds(void *be, struct pollfd *pfds, size_t max)
 {
 	struct session *s = be;
-	for (size_t i = 0; i < s->nrings && i < max; i++)
-		pfds[i] = (struct pollfd){s->rings[i].fd, POLLIN, 0};
-	return s->nrings;
+	size_t n = 0;
+	for (size_t i = 0; i < s->nrings; i++, n++)
+		if (n < max)
+			pfds[n] = (struct pollfd){s->rings[i].fd, POLLIN, 0};
+	for (size_t i = 0; i < s->nbells; i++, n++)
+		if (n < max)
+			pfds[n] = (struct pollfd){s->bells[i].fd, POLLIN, 0};
+	return n;
 }
 
 /* The whole tree's CPU time (each event's own count, summed over the CPUs); the unwinder's
@@ -793,6 +907,8 @@ static void perf_report(void *be, struct runner_session *rs)
 {
 	struct session *s = be;
 	warn_truncated(s);
+	if (s->bells_armed)
+		log_verbose("exec doorbells rang %llu times", (unsigned long long)s->bell_rings);
 	if (s->throttled)
 		log_warn("the kernel throttled sampling %llu times: lower --hz",
 		         (unsigned long long)s->throttled);
@@ -805,6 +921,7 @@ static void perf_release(void *be, struct runner_session *rs)
 {
 	struct session *s = be;
 	close_rings(s);
+	close_bells(s);
 	unwinder_free(s->unw);
 	free(s->umaps);
 	free(s);
@@ -812,7 +929,8 @@ static void perf_release(void *be, struct runner_session *rs)
 
 const struct runner_backend_ops perf_backend_ops = {
 	.name = "perf",
-	/* 25 ms: execs are seen (and CTest processes named) while /proc still shows them. */
+	/* 25 ms; with a ctest in the tree the exec doorbells (open_bells) wake a round at each
+	 * exec, so CTest processes are named while /proc still shows them. */
 	.round_ms = 25,
 	.start = perf_start,
 	.pollfds = perf_pollfds,

@@ -1,0 +1,81 @@
+#!/bin/bash
+# Short CTest tests that run one program: each is named by its command line, read from /proc as
+# it execs. ciprof reads its rings every 25 ms; a test shorter than that, or run while ciprof
+# waits for a CPU, was gone before its exec was read, and with several such tests of one
+# program elimination cannot tell them apart: their samples went outside tests (5-8 of 10 such
+# runs lost one on an idle machine, bench/ab/bell.sh). The exec doorbells wake ciprof at each
+# exec, and an exec read before execve put its command line in place is asked again.
+# Made certain here, without timing: CIPROF_TEST_ROUND_MS=60000 leaves the doorbells (armed
+# from the start: the command is ctest) as the only wake-up while ctest runs (its output goes
+# to a file, not through ciprof), and each test sleeps 300 ms after its work, so only a
+# doorbell makes ciprof read its exec in time. Without
+# the doorbells (CIPROF_TEST_NO_BELL=1) the same run loses the tests: the check can fail.
+. "$(dirname "$0")/lib.sh"
+
+command -v cmake >/dev/null && command -v ctest >/dev/null || skip "cmake and ctest are needed"
+if ! "$CIPROF" run --no-store -- true >/dev/null 2>"$TMP/probe.err"; then
+	echo "SKIP [$TEST_NAME]: ciprof run cannot sample here: $(head -n1 "$TMP/probe.err")"
+	exit 0
+fi
+if ! "$CIPROF" -v -v run --no-store -- true 2>&1 | grep -q "debug: exec doorbells: "; then
+	skip "the kernel refuses the exec doorbells here (a dummy perf event)"
+fi
+
+P=$TMP/proj
+mkdir -p "$P"
+{
+	printf 'cmake_minimum_required(VERSION 3.18)\nproject(bell C)\nenable_testing()\n'
+	printf 'add_executable(spin spin.c)\n'
+	for t in 1 2 3 4 5 6; do printf 'add_test(NAME spin_%s COMMAND spin %s 300)\n' $t $((20 + t)); done
+} >"$P/CMakeLists.txt"
+cat >"$P/spin.c" <<'EOF'
+#include <stdlib.h>
+#include <unistd.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void work(long n)
+{
+	for (long i = 0; i < n * 1000000L; i++)
+		sink += (unsigned long)i * 2654435761u;
+}
+int main(int argc, char **argv)
+{
+	work(atol(argv[1]));
+	usleep(1000 * atoi(argv[2]));
+	return 0;
+}
+EOF
+B=$TMP/build
+cmake -S "$P" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$TMP/cmake.log" 2>&1 &&
+	cmake --build "$B" >>"$TMP/cmake.log" 2>&1 || fail "cannot build the project: $(tail -5 "$TMP/cmake.log")"
+
+named() { # WHAT: prints how many of the six tests have CPU time of their own
+	"$CIPROF" show --db "$TMP/$1.db" --by test --format json | python3 -c '
+import json, sys
+t = {x["name"]: x["samples"] for x in json.load(sys.stdin)["tests"]}
+print(sum(1 for i in range(1, 7) if t.get(f"spin_{i}", 0) > 0))'
+}
+
+check_run() { # WHAT ENV...
+	local what=$1
+	shift
+	rm -f "$TMP/$what.db" "$B/Testing/Temporary/CTestCostData.txt"
+	run_capture "$what" env CIPROF_TEST_ROUND_MS=60000 "$@" "$CIPROF" run -v --db "$TMP/$what.db" \
+		-- ctest --test-dir "$B" -j2
+	expect_rc "$what: ciprof run" 0 "$what"
+}
+
+check_run bell
+n=$(named bell)
+[ "$n" = 6 ] && ok "every test is named at its exec (6 of 6)" ||
+	check_failed "$n of 6 tests named; stderr: $(tail -5 "$TMP/bell.err")"
+expect_no_grep "no test process ended unread" "$TMP/bell.err" "ended before their command line"
+expect_grep "the doorbells rang" "$TMP/bell.err" "exec doorbells rang"
+
+run_capture plain "$CIPROF" run -v --no-store -- sh -c 'true; true'
+expect_no_grep "without a ctest the doorbells stay off" "$TMP/plain.err" "exec doorbells rang"
+
+check_run nobell CIPROF_TEST_NO_BELL=1
+n=$(named nobell)
+[ "$n" -le 1 ] && ok "without the doorbells the tests are lost ($n of 6 named): the check can fail" ||
+	check_failed "without the doorbells $n of 6 tests were named: the run did not depend on them"
+finish
