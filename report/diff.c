@@ -143,9 +143,9 @@ static int is_code(const struct profile *names, uint32_t frame)
 
 /* The two-sided p-value of a log-ratio test's t on eff degrees of freedom, with the tails the
  * history showed (stats_tail_fit). */
-static double ratio_p(const struct report_diff *d, double t, double eff)
+static double ratio_p(const struct report_diff *d, int tail, double iscale, double t, double eff)
 {
-	return stats_t_sf2(t / d->tail_scale, fmin(eff, d->tail_dof));
+	return stats_t_sf2(t / (d->group_scale[tail] * iscale), fmin(eff, d->group_dof[tail]));
 }
 
 /* Fills cmp from counts and the item's noise; q and kind are left for judge(). Both sides
@@ -169,6 +169,8 @@ static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b
 	c->context = c->tested ? REPORT_JUDGED : REPORT_TOO_SMALL;
 	c->noise = nz->extra;
 	c->dof = nz->dof;
+	c->tail = stats_tail_group(nz);
+	c->tail_scale = nz->scale > 0 ? nz->scale : 1;
 	double nb = (double)d->base_runs;
 	/* The head run's own spread, plus the baseline's (an average of base_runs runs). */
 	double extra = nz->extra * (1 + 1 / nb) + d->scale_variance + d->shift_variance;
@@ -178,7 +180,7 @@ static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b
 	} else if (b > 0 && h > 0) {
 		double t;
 		stats_log_ratio_stat(h, b, d->c, d->efficiency, extra, nz->dof, &t, &c->stat_dof);
-		c->p = ratio_p(d, t, c->stat_dof);
+		c->p = ratio_p(d, c->tail, c->tail_scale, t, c->stat_dof);
 		c->ratio_test = 1;
 		c->stat_y = log((h + 0.5) / (d->c * (b + 0.5)));
 		c->stat_v = t != 0 ? (c->stat_y / t) * (c->stat_y / t)
@@ -202,10 +204,12 @@ static void not_judged(struct report_cmp *c, enum report_context why)
  * extra variance k in every one of them; y, v and eff hold their log ratios, variances and
  * degrees of freedom, z is scratch. */
 static double median_z(const struct report_diff *d, const double *y, const double *v,
-                       const double *eff, double *z, size_t n, double k)
+                       const double *eff, const int *tail, const double *is, double *z, size_t n,
+                       double k)
 {
 	for (size_t i = 0; i < n; i++)
-		z[i] = stats_normal_quantile2(ratio_p(d, y[i] / sqrt(v[i] + k), eff[i]));
+		z[i] = stats_normal_quantile2(
+		        ratio_p(d, tail[i], is[i], y[i] / sqrt(v[i] + k), eff[i]));
 	return stats_median(z, n);
 }
 
@@ -224,6 +228,8 @@ static void deflate(struct report_diff *d)
 	size_t cap = d->nitems ? d->nitems : 1, n = 0;
 	double *y = xmalloc(st_mult(cap, sizeof(*y))), *v = xmalloc(st_mult(cap, sizeof(*v)));
 	double *eff = xmalloc(st_mult(cap, sizeof(*eff))), *z = xmalloc(st_mult(cap, sizeof(*z)));
+	int *tail = xmalloc(st_mult(cap, sizeof(*tail)));
+	double *is = xmalloc(st_mult(cap, sizeof(*is)));
 	for (size_t i = 0; i < d->nitems; i++) {
 		const struct report_cmp *c = &d->items[i].cmp;
 		if (!c->tested || !c->ratio_test || d->items[i].measure != REPORT_SELF)
@@ -231,16 +237,19 @@ static void deflate(struct report_diff *d)
 		y[n] = c->stat_y;
 		v[n] = c->stat_v;
 		eff[n] = c->stat_dof;
+		tail[n] = c->tail;
+		is[n] = c->tail_scale;
 		n++;
 	}
 	double k = 0;
 	if (n >= REPORT_HEAD_CHECK_FUNCTIONS) {
 		double target = 0.6745;
-		if (median_z(d, y, v, eff, z, n, 0) > target + 2 * 0.787 / sqrt((double)n)) {
+		if (median_z(d, y, v, eff, tail, is, z, n, 0) >
+		    target + 2 * 0.787 / sqrt((double)n)) {
 			double lo = 1e-9, hi = 10;
 			for (int it = 0; it < 60; it++) {
 				double mid = sqrt(lo * hi);
-				if (median_z(d, y, v, eff, z, n, mid) > target)
+				if (median_z(d, y, v, eff, tail, is, z, n, mid) > target)
 					lo = mid;
 				else
 					hi = mid;
@@ -252,8 +261,11 @@ static void deflate(struct report_diff *d)
 	for (size_t i = 0; i < d->nitems; i++) {
 		struct report_cmp *c = &d->items[i].cmp;
 		if (c->tested && c->ratio_test)
-			c->p = ratio_p(d, c->stat_y / sqrt(c->stat_v + k), c->stat_dof);
+			c->p = ratio_p(d, c->tail, c->tail_scale, c->stat_y / sqrt(c->stat_v + k),
+			               c->stat_dof);
 	}
+	free(is);
+	free(tail);
 	free(y);
 	free(v);
 	free(eff);
@@ -492,6 +504,33 @@ static int same_rate(const struct report_diff *d, struct profile *const *runs, s
 }
 
 /*
+ * The steady items' own tail (stats_tail_group): with STATS_TAIL_SCALE_MIN_RUNS history runs
+ * and a suite whose head can be checked (deflate), each steady function's deviations get
+ * their own scale (stats_tail_scales) and the steady functions' tail is fitted to them;
+ * otherwise, and for the swinging items always, the pooled tail d->tail_dof, d->tail_scale.
+ * Returns the prior of the functions' scales for the tests' and totals' (0: no own scales).
+ */
+static double steady_tail(struct report_diff *d, const double *xs, size_t nf, size_t m,
+                          const double *tot, const double *level, struct stats_noise *nz, double a,
+                          size_t checkable)
+{
+	double prior = 0;
+	for (int g = 0; g < STATS_TAIL_GROUPS; g++) {
+		d->group_dof[g] = d->tail_dof;
+		d->group_scale[g] = d->tail_scale;
+	}
+	if (checkable < REPORT_HEAD_CHECK_FUNCTIONS || m < STATS_TAIL_SCALE_MIN_RUNS)
+		return 0;
+	prior = stats_tail_scales(xs, nf, m, tot, level, a, -1, nz);
+	double nu, scale;
+	if (stats_tail_fit(xs, nf, m, tot, level, nz, a, 0, &nu, &scale)) {
+		d->group_dof[0] = nu;
+		d->group_scale[0] = scale;
+	}
+	return prior;
+}
+
+/*
  * Learns the noise model from the history runs (stats_item_noise: each item's own spread,
  * shrunk toward the median of its kind). Without two history runs every item gets the assumed
  * REPORT_MIN_EXTRA_VARIANCE. d->extra_variance is the functions' pooled value.
@@ -548,7 +587,7 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 	for (;;) {
 		stats_item_noise(xs, nf, m, tot, level, a, STATS_PRIOR_DOF,
 		                 REPORT_MIN_EXTRA_VARIANCE, floor, nm->self, &d->extra_variance);
-		if (stats_tail_fit(xs, nf, m, tot, level, nm->self, a, &d->tail_dof,
+		if (stats_tail_fit(xs, nf, m, tot, level, nm->self, a, -1, &d->tail_dof,
 		                   &d->tail_scale) ||
 		    a == 1)
 			break;
@@ -559,11 +598,16 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 	 * cannot be checked. A heavier tail (a wider one) is always kept. */
 	if (checkable < REPORT_HEAD_CHECK_FUNCTIONS && d->tail_scale < 1)
 		d->tail_scale = 1;
+	double prior = steady_tail(d, xs, nf, m, tot, level, nm->self, a, checkable);
 	d->efficiency = a;
 	stats_item_noise(xt, ns, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
 	                 floor, nm->test, NULL);
 	stats_item_noise(xT, nf, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
 	                 floor, nm->total, NULL);
+	if (prior > 0) {
+		stats_tail_scales(xt, ns, m, tot, level, a, prior, nm->test);
+		stats_tail_scales(xT, nf, m, tot, level, a, prior, nm->total);
+	}
 	free(code);
 	free(level);
 	free(xt);
@@ -648,6 +692,10 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	d->base_runs = base_nruns ? base_nruns : 1;
 	d->tail_dof = INFINITY;
 	d->tail_scale = 1;
+	for (int g = 0; g < STATS_TAIL_GROUPS; g++) {
+		d->group_dof[g] = INFINITY;
+		d->group_scale[g] = 1;
+	}
 	d->base_period = report_period(base);
 	d->head_period = report_period(head);
 	d->c = d->base_period / ((double)d->base_runs * d->head_period);

@@ -79,6 +79,8 @@ struct report_cmp {
 	double stat_y;   /* its log ratio, that ratio's variance in the model, and the degrees of */
 	double stat_v;   /* freedom of its t (Welch-Satterthwaite) */
 	double stat_dof;
+	int tail;          /* the history's tail it is judged with (stats_tail_group) */
+	double tail_scale; /* and its own scale within it (stats_tail_scales; 1: none) */
 	int tested;      /* judged: share >= min_share on one side, and not an attribution change
 	                    (a test new, gone, or "(outside tests)" when tests were attributed)
 	                    nor a frame ciprof makes */
@@ -142,6 +144,9 @@ struct report_diff {
 	size_t history_runs;               /* base-branch runs the noise was learned from */
 	double tail_dof, tail_scale;       /* Student's t fitted to the history's deviations
 	                                      (stats_tail_fit; infinite and 1: normal) */
+	double group_dof[2], group_scale[2]; /* the tail each stats_tail_group is judged with
+	                                        (STATS_TAIL_GROUPS): 0 the steady items' own
+	                                        (see steady_tail in diff.c), 1 the pooled one */
 	double head_spread;                /* variance of log time per item added to every
 	                                      log-ratio test for a head run noisier than its
 	                                      history (0: none; see deflate in diff.c) */

@@ -132,6 +132,11 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(sum, "tail_dof", isinf(d->tail_dof) ? json_null()
 		                                                          : jnum(d->tail_dof));
 		json_object_set_new(sum, "tail_scale", jnum(d->tail_scale));
+		/* the steady functions' own tail (stats_tail_group 0), each of them on its own
+		 * scale besides; the same as the above without 20 history runs */
+		json_object_set_new(sum, "steady_tail_dof",
+		                    isinf(d->group_dof[0]) ? json_null() : jnum(d->group_dof[0]));
+		json_object_set_new(sum, "steady_tail_scale", jnum(d->group_scale[0]));
 		json_object_set_new(root, "summary", sum);
 		json_t *opts = json_object();
 		json_object_set_new(opts, "min_change", jnum(d->opts.min_change));

@@ -315,7 +315,7 @@ static double t_loglik(const double *r, size_t n, double nu, double s)
 }
 
 int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, const double *level,
-                   const struct stats_noise *nz, double a, double *nu, double *scale)
+                   const struct stats_noise *nz, double a, int group, double *nu, double *scale)
 {
 	*nu = INFINITY;
 	*scale = 1;
@@ -331,7 +331,7 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
 		const double *row = x + f * m;
 		double var, samp, cnt;
 		item_moments(row, m, level, all, &var, &samp, &cnt);
-		if (cnt < STATS_POOL_MIN_COUNT)
+		if (cnt < STATS_POOL_MIN_COUNT || (group >= 0 && stats_tail_group(&nz[f]) != group))
 			continue;
 		double v = a * samp + nz[f].extra, sy = 0;
 		double tot = cnt * (double)m;
@@ -339,8 +339,9 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
 			sy += y[i] = log((row[i] + 0.5) / (tot * level[i] / all + 0.5));
 		/* Deviations from the item's own mean are narrower by (m - 1) / m. */
 		double sd = sqrt(v * (double)(m - 1) / (double)m);
+		double fs = nz[f].scale > 0 ? nz[f].scale : 1;
 		for (size_t i = 0; i < m; i++)
-			r[n++] = (y[i] - sy / (double)m) / sd;
+			r[n++] = (y[i] - sy / (double)m) / sd / fs;
 	}
 	int fitted = n >= STATS_TAIL_MIN;
 	if (fitted) {
@@ -368,6 +369,49 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
 	free(r);
 	free(y);
 	return fitted;
+}
+
+double stats_tail_scales(const double *x, size_t nf, size_t m, const double *total,
+                         const double *level, double a, double prior, struct stats_noise *nz)
+{
+	double all = 0;
+	for (size_t i = 0; i < m; i++)
+		all += total[i];
+	for (size_t f = 0; f < nf; f++)
+		nz[f].scale = 1;
+	if (m < STATS_TAIL_SCALE_MIN_RUNS || !(all > 0))
+		return 1;
+	double *ss = xcalloc(nf ? nf : 1, sizeof(*ss));
+	unsigned char *has = xcalloc(nf ? nf : 1, 1);
+	double pool = 0;
+	size_t np = 0;
+	for (size_t f = 0; f < nf; f++) {
+		double var, samp, cnt;
+		item_moments(x + f * m, m, level, all, &var, &samp, &cnt);
+		double v = a * samp + nz[f].extra;
+		if (cnt < STATS_POOL_MIN_COUNT || !(v > 0))
+			continue;
+		/* The sum of its squared deviations, var (m - 1), over the variance stats_tail_fit
+		 * divides them by, v (m - 1) / m. */
+		ss[f] = var * (double)m / v;
+		has[f] = stats_tail_group(&nz[f]) == 0;
+		pool += ss[f] / (double)m;
+		np++;
+	}
+	if (prior < 0)
+		prior = np ? pool / (double)np : 1;
+	double k = STATS_PRIOR_DOF;
+	for (size_t f = 0; f < nf; f++)
+		if (has[f])
+			nz[f].scale = sqrt((k * prior + ss[f]) / (k + (double)m));
+	free(ss);
+	free(has);
+	return prior;
+}
+
+int stats_tail_group(const struct stats_noise *nz)
+{
+	return nz->extra > nz->sampling;
 }
 
 double stats_sampling_efficiency(const double *x, size_t nf, size_t m, const double *total,
@@ -675,7 +719,7 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 	unsigned char *votes = xcalloc(nf ? nf : 1, 1);
 	size_t nv = 0;
 	for (size_t f = 0; f < nf; f++) {
-		out[f] = (struct stats_noise){0, prior_dof, 0};
+		out[f] = (struct stats_noise){0, prior_dof, 0, 0, 1};
 		if (m < 2 || !(all > 0))
 			continue;
 		double var, samp, n;
@@ -685,6 +729,7 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 		/* What sampling explains, at the sampling's measured efficiency. */
 		samp *= a;
 		out[f].raw = var > samp ? var - samp : 0;
+		out[f].sampling = samp;
 		ovar[f] = var;
 		osamp[f] = samp;
 		if (n >= STATS_POOL_MIN_COUNT) {

@@ -57,9 +57,13 @@ double stats_t_sf2(double t, double dof);
  * of freedom (stats_log_ratio_stat).
  */
 struct stats_noise {
-	double extra; /* variance of log(count) per run beyond Poisson sampling */
-	double dof;   /* degrees of freedom behind it */
-	double raw;   /* the item's own estimate before shrinking (0 when m < 2) */
+	double extra;    /* variance of log(count) per run beyond Poisson sampling */
+	double dof;      /* degrees of freedom behind it */
+	double raw;      /* the item's own estimate before shrinking (0 when m < 2) */
+	double sampling; /* what sampling adds to it a run: a times Poisson's variance at the
+	                    item's mean count (0 when m < 2 or it has no samples) */
+	double scale;    /* its history's deviations' own scale against the model
+	                    (stats_tail_scales; 1 until then) */
 };
 
 #define STATS_PRIOR_DOF 8.0
@@ -114,9 +118,40 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
  * wild run in twenty no longer a ten-sigma event.
  */
 #define STATS_TAIL_MIN 40
-/* Returns 1 when fitted, 0 (normal: *nu infinite, *scale 1) with fewer runs or deviations. */
+/* Returns 1 when fitted, 0 (normal: *nu infinite, *scale 1) with fewer runs or deviations.
+ * group < 0 pools every item; else only the items of that stats_tail_group. Each item's
+ * deviations are divided by its nz[f].scale (stats_tail_scales; 1 before). */
 int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, const double *level,
-                   const struct stats_noise *nz, double a, double *nu, double *scale);
+                   const struct stats_noise *nz, double a, int group, double *nu, double *scale);
+
+/*
+ * Which tail an item is judged with: 1 for an item whose own run-to-run spread is larger than
+ * what sampling adds (memory-bound and branchy code: it swings, and the pooled tail of every
+ * item's deviations stays its tail), 0 for one whose counts vary about as sampling says
+ * (steady loops). Steady loops do not all tick equally evenly through the timer: one
+ * sampling efficiency for all overstates the spread of some of them two- or threefold, and a pool
+ * of deviations mixing such narrow items with the swinging ones fits as a heavy tail (t(4), scale
+ * 0.58 on a bench history) that takes the steady loops' power. So with at least
+ * STATS_TAIL_SCALE_MIN_RUNS history runs each steady item's deviations get their own scale
+ * (stats_tail_scales) and the steady items' tail is fitted to their deviations on those
+ * scales (stats_tail_fit with group 0); a swinging item keeps the pooled tail (a calm history
+ * of 10-30 runs does not show a memory-bound function's next slow mode).
+ */
+#define STATS_TAIL_GROUPS         2
+#define STATS_TAIL_SCALE_MIN_RUNS 20
+int stats_tail_group(const struct stats_noise *nz);
+
+/*
+ * Each steady item's (stats_tail_group 0, STATS_POOL_MIN_COUNT samples a run) own tail scale:
+ * nz[f].scale = sqrt((k * prior + S) / (k + m)), S the sum of its m squared deviations as
+ * stats_tail_fit standardises them, shrunk toward prior by k = STATS_PRIOR_DOF runs. prior < 0:
+ * the mean of S / m over all items holding STATS_POOL_MIN_COUNT samples a run, swinging ones
+ * too (for the functions' self times); else the value given (for tests and totals, the
+ * functions'). Every other item's scale is 1, and all are 1 with fewer than
+ * STATS_TAIL_SCALE_MIN_RUNS runs. Returns the prior used (1 then).
+ */
+double stats_tail_scales(const double *x, size_t nf, size_t m, const double *total,
+                         const double *level, double a, double prior, struct stats_noise *nz);
 
 /* The sampling efficiency a (above) of history x (as for stats_item_noise) at the runs'
  * levels; 1 with fewer than STATS_OWN_MIN_RUNS runs or 5 items to fit it on. */

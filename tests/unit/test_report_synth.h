@@ -78,6 +78,8 @@ struct synth {
 	                      with group[i] set (memory-bound code slowed together by a
 	                      neighbour sharing the caches) */
 	unsigned char group[SYN_NFUNCS];
+	double feff[SYN_NFUNCS]; /* a function's own sampling efficiency (0: efficiency): steady
+	                            loops tick unequally evenly through the timer */
 };
 
 /* A count with mean lambda sampled at efficiency e: Poisson when e is 0 or 1, else rounded
@@ -101,6 +103,7 @@ static void synth_init(struct synth *s, double seconds, double hz)
 		sum += s->weight[i];
 		s->factor[i] = 1;
 		s->fjitter[i] = 0;
+		s->feff[i] = 0;
 	}
 	for (int i = 0; i < SYN_NFUNCS; i++)
 		s->weight[i] /= sum;
@@ -154,19 +157,20 @@ static struct profile *synth_run(const struct synth *s, struct rng *r, double sc
 		if (s->group[i])
 			mult *= gmult;
 		double lambda = total_samples * s->weight[i] * mult;
+		double eff = s->feff[i] > 0 ? s->feff[i] : s->efficiency;
 		uint32_t tid = profile_intern(p, test);
 		if (i % 3 == 0) {
 			snprintf(name, sizeof(name), "helper_%02d", i);
 			uint32_t hn = profile_node(p, fn, syn_frame(p, name, 0));
-			uint64_t c1 = rng_count(r, lambda * 0.6, s->efficiency),
-			         c2 = rng_count(r, lambda * 0.4, s->efficiency);
+			uint64_t c1 = rng_count(r, lambda * 0.6, eff),
+			         c2 = rng_count(r, lambda * 0.4, eff);
 			if (c1)
 				profile_add(p, tid, fn, c1);
 			if (c2)
 				profile_add(p, tid, hn, c2);
 			n += c1 + c2;
 		} else {
-			uint64_t c = rng_count(r, lambda, s->efficiency);
+			uint64_t c = rng_count(r, lambda, eff);
 			if (c)
 				profile_add(p, tid, fn, c);
 			n += c;
