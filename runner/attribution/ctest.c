@@ -70,6 +70,7 @@ void ctest_watch_release(struct ctest_watch *w)
 	for (size_t i = 0; i < w->npend; i++)
 		free(w->pend[i].exe);
 	free(w->pend);
+	free(w->started);
 	for (size_t i = 0; i < w->nunnamed; i++)
 		free(w->unnamed[i].exe);
 	free(w->unnamed);
@@ -356,9 +357,13 @@ void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, 
 {
 	if (!argv[0])
 		return;
-	if ((is_ctest(argv[0]) || is_ctest(exe)) && runs_tests(argv) &&
-	    !(pid == w->root && w->root_asked) && start_query(w, argv, cwd, exe) < 0)
-		log_warn("cannot start 'ctest --show-only=json-v1': CTest tests will not be named");
+	if ((is_ctest(argv[0]) || is_ctest(exe)) && runs_tests(argv)) {
+		ALLOC_GROW(w->started, w->nstarted + 1, w->started_alloc);
+		w->started[w->nstarted++] = pid; /* for the exec doorbells (perf.c) */
+		if (!(pid == w->root && w->root_asked) && start_query(w, argv, cwd, exe) < 0)
+			log_warn("cannot start 'ctest --show-only=json-v1': CTest tests will not be "
+			         "named");
+	}
 	if (w->attrib->nctest)
 		match(w, pid, argv, cwd);
 	if (!w->nq)

@@ -66,6 +66,8 @@ struct ctest_watch {
 	size_t ngone, gone_alloc;
 	struct ctest_pending *pend; /* execs whose command line is not shown yet */
 	size_t npend, pend_alloc;
+	pid_t *started; /* ctest processes that run tests, seen since the backend took them */
+	size_t nstarted, started_alloc;
 	uint64_t queries; /* ctest invocations asked for their tests */
 	struct ctest_unnamed *unnamed;
 	size_t nunnamed, unnamed_alloc;

@@ -42,6 +42,8 @@
 /* Frame-pointer stacks: warn when at least this share of samples looks truncated. */
 #define TRUNCATED_WARN_SHARE   0.30
 #define TRUNCATED_WARN_SAMPLES 20
+/* At most this many ctest processes get exec doorbells. */
+#define MAX_BELLED 16
 
 struct ring {
 	int fd;
@@ -57,11 +59,13 @@ struct session {
 	struct runner_session *rs; /* borrowed: the run this backend feeds */
 	struct ring *rings;
 	size_t nrings;
-	/* Doorbells: one dummy event per CPU whose one-page ring wakes ciprof at every exec
-	 * (open_bells), so a short test's command line is read while /proc still has it. */
+	/* Doorbells: per ctest process, one dummy event per CPU whose one-page ring wakes
+	 * ciprof at every exec (open_bells), so a short test's command line is read while /proc
+	 * still has it. */
 	struct ring *bells;
-	size_t nbells;
-	int bells_armed; /* enabled once a ctest is in the tree (arm_bells) */
+	size_t nbells, bells_alloc;
+	pid_t belled[MAX_BELLED]; /* the ctest processes that have them */
+	int nbelled, bells_refused;
 	uint64_t bell_rings;
 	const struct runner_opts *opts;
 	uint64_t throttled, bad_records;
@@ -337,7 +341,7 @@ static void close_bells(struct session *s)
 {
 	unmap_rings(s->bells, s->nbells);
 	s->bells = NULL;
-	s->nbells = 0;
+	s->nbells = s->bells_alloc = 0;
 }
 
 /*
@@ -405,25 +409,31 @@ static int try_open_rings(struct session *s, pid_t child, const struct runner_op
  * The exec doorbells. The sampling rings wake ciprof only when a quarter full, so it reads
  * them every round (25 ms); a test process that ends sooner, or while ciprof waits for a
  * CPU, is gone from /proc before its command line, which names its CTest test, is read.
- * A dummy event per CPU (no samples, inherited like the sampling events) writes only COMM
- * records, at each exec, into a one-page ring that wakes ciprof at every record: the round
- * that follows reads the exec from the sampling ring at once. They start disabled, armed
- * only when a ctest runs (only CTest's naming needs them): a wake-up per exec costs a build's
- * exec loop about a tenth of its wall time (bench/ab/bell.sh). Optional: when the kernel or
- * the locked-memory budget refuses, ciprof keeps to its rounds.
- * CIPROF_TEST_NO_BELL (a test hook, docs/run.md) goes without them.
+ * Each ctest process that runs tests gets a dummy event per CPU (no samples, inherited by
+ * the tests it forks from then on) that writes only COMM records, at each exec, into a
+ * one-page ring that wakes ciprof at every record: the round that follows reads the exec
+ * from the sampling ring at once. Only ctest's subtree has them: a wake-up per exec costs an
+ * exec loop about a tenth of its wall time, and every inherited event costs each fork
+ * (bench/ab/bell.sh). Optional: when the kernel or the locked-memory budget refuses, ciprof
+ * keeps to its rounds. CIPROF_TEST_NO_BELL (a test hook, docs/run.md) goes without them.
  */
-static void open_bells(struct session *s, pid_t child, int ncpus, const int *cpus)
+static void open_bells(struct session *s, pid_t pid)
 {
-	const char *off = getenv("CIPROF_TEST_NO_BELL");
-	if (off && *off && strcmp(off, "0"))
+	if (s->bells_refused || s->nbelled >= MAX_BELLED)
 		return;
+	for (int i = 0; i < s->nbelled; i++)
+		if (s->belled[i] == pid)
+			return;
+	const char *off = getenv("CIPROF_TEST_NO_BELL");
+	if (off && *off && strcmp(off, "0")) {
+		s->bells_refused = 1;
+		return;
+	}
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.disabled = 1;
 	attr.inherit = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
@@ -432,44 +442,48 @@ static void open_bells(struct session *s, pid_t child, int ncpus, const int *cpu
 	attr.watermark = 1;
 	attr.wakeup_watermark = 1; /* every record */
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	s->bells = xcalloc((size_t)ncpus, sizeof(*s->bells));
+	int *cpus;
+	int ncpus = online_cpus(&cpus);
+	size_t first = s->nbells;
+	ALLOC_GROW(s->bells, s->nbells + (size_t)ncpus, s->bells_alloc);
 	for (int i = 0; i < ncpus; i++) {
 		struct ring *r = &s->bells[s->nbells];
+		memset(r, 0, sizeof(*r));
 		r->cpu = cpus[i];
-		r->fd = (int)syscall(SYS_perf_event_open, &attr, child, cpus[i], -1,
+		r->fd = (int)syscall(SYS_perf_event_open, &attr, pid, cpus[i], -1,
 		                     PERF_FLAG_FD_CLOEXEC);
 		if (r->fd < 0)
-			goto refused;
+			goto failed;
 		s->nbells++;
 		r->map_len = 2 * page;
 		r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 		if (r->base == MAP_FAILED) {
 			r->base = NULL;
-			goto refused;
+			goto failed;
 		}
 		r->meta = r->base;
 		r->data = (unsigned char *)r->base + page;
 		r->size = page;
 	}
-	log_debug("exec doorbells: %d", ncpus);
+	free(cpus);
+	s->belled[s->nbelled++] = pid;
+	log_debug("exec doorbells on process %d (ctest)", (int)pid);
 	return;
-refused:
-	log_debug("no exec doorbells (%s): execs are seen at the next %d ms round", strerror(errno),
+failed:;
+	int err = errno;
+	free(cpus);
+	for (size_t i = first; i < s->nbells; i++) {
+		if (s->bells[i].base)
+			munmap(s->bells[i].base, s->bells[i].map_len);
+		if (s->bells[i].fd >= 0)
+			close(s->bells[i].fd);
+	}
+	s->nbells = first;
+	if (err == ESRCH)
+		return; /* that ctest has ended */
+	s->bells_refused = 1;
+	log_debug("no exec doorbells (%s): execs are seen at the next %d ms round", strerror(err),
 	          perf_backend_ops.round_ms);
-	close_bells(s);
-}
-
-/* Enables the doorbells, on the tree's every task (the events' inherited copies) and the ones
- * it forks from now on. */
-static void arm_bells(struct session *s)
-{
-	if (s->bells_armed || !s->nbells)
-		return;
-	s->bells_armed = 1;
-	for (size_t i = 0; i < s->nbells; i++)
-		if (ioctl(s->bells[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			log_debug("cannot enable an exec doorbell: %s", strerror(errno));
-	log_debug("exec doorbells armed: a ctest runs");
 }
 
 /* Empties the doorbells' rings (their records are the sampling rings' COMMs again). */
@@ -498,8 +512,6 @@ static int open_rings(struct session *s, pid_t child, const struct runner_opts *
 		close_rings(s);
 		pages /= 2;
 	}
-	if (ret == 0)
-		open_bells(s, child, ncpus, cpus);
 	free(cpus);
 	if (ret < 0)
 		return ret;
@@ -784,8 +796,9 @@ static void perf_read_rings(void *be, struct runner_session *rs, int final)
 			ctest_watch_mmap(&rs->ctest, ev->pid, ev->data);
 	}
 	ctest_watch_retry(&rs->ctest, final);
-	if (rs->ctest.nq || rs->ctest.attrib->nctest)
-		arm_bells(s);
+	for (size_t i = 0; i < rs->ctest.nstarted; i++)
+		open_bells(s, rs->ctest.started[i]);
+	rs->ctest.nstarted = 0;
 }
 
 /* ---- unwinding summaries ---- */
@@ -870,7 +883,7 @@ static int perf_start(void *be, struct runner_session *rs)
 	if (ret < 0)
 		return ret;
 	if (rs->ctest.root_asked)
-		arm_bells(s);
+		open_bells(s, rs->child); /* corked: from its exec on */
 	runner_exact_cpu(rs, (unsigned)s->nrings);
 	return 0;
 }
@@ -907,7 +920,7 @@ static void perf_report(void *be, struct runner_session *rs)
 {
 	struct session *s = be;
 	warn_truncated(s);
-	if (s->bells_armed)
+	if (s->nbelled)
 		log_verbose("exec doorbells rang %llu times", (unsigned long long)s->bell_rings);
 	if (s->throttled)
 		log_warn("the kernel throttled sampling %llu times: lower --hz",
