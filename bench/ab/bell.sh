@@ -13,6 +13,7 @@ set -euo pipefail
 a=$(realpath "${1:?usage: bell.sh CIPROF_A CIPROF_B [N]}")
 b=$(realpath "${2:?usage: bell.sh CIPROF_A CIPROF_B [N]}")
 n=${3:-10}
+src=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ciprof-bell.XXXXXX")
 hogs=()
 trap 'kill "${hogs[@]}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -29,20 +30,7 @@ add_test(NAME spin_a COMMAND spin 5)
 add_test(NAME spin_b COMMAND spin 6)
 add_test(NAME spin_c COMMAND spin 7)
 EOF
-cat >spin.c <<'EOF'
-#include <stdlib.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) static void work(long n)
-{
-	for (long i = 0; i < n * 1000000L; i++)
-		sink += (unsigned long)i * 2654435761u;
-}
-int main(int argc, char **argv)
-{
-	work(argc > 1 ? atol(argv[1]) : 10);
-	return 0;
-}
-EOF
+cp "$src/tests/integration/data/spin.c" spin.c
 git init -q . # the store goes to --db; git only so that run finds a work tree
 cmake -S . -B build >/dev/null && cmake --build build >/dev/null
 

@@ -19,6 +19,7 @@ b=${2:?usage: late.sh CIPROF_A CIPROF_B [N]}
 n=${3:-10}
 stop_s=${STOP_S:-0.15}
 run_s=${RUN_S:-0.05}
+src=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ciprof-late.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -33,20 +34,7 @@ add_executable(spin spin.c)
 add_test(NAME spin_small COMMAND spin 20)
 add_test(NAME spin_large COMMAND spin 30)
 EOF
-cat >spin.c <<'EOF'
-#include <stdlib.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) static void work(long n)
-{
-	for (long i = 0; i < n * 1000000L; i++)
-		sink += (unsigned long)i * 2654435761u;
-}
-int main(int argc, char **argv)
-{
-	work(argc > 1 ? atol(argv[1]) : 10);
-	return 0;
-}
-EOF
+cp "$src/tests/integration/data/spin.c" spin.c
 cp -r "$ws" "$tmp/base"
 sed -i 's/spin 30)/spin 90)/' CMakeLists.txt
 for d in "$ws" "$tmp/base"; do

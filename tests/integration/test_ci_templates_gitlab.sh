@@ -49,20 +49,7 @@ add_executable(spin spin.c)
 add_test(NAME spin_small COMMAND spin 30)
 add_test(NAME spin_large COMMAND spin 60)
 EOF
-cat >spin.c <<'EOF'
-#include <stdlib.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) static void work(long n)
-{
-	for (long i = 0; i < n * 1000000L; i++)
-		sink += (unsigned long)i * 2654435761u;
-}
-int main(int argc, char **argv)
-{
-	work(argc > 1 ? atol(argv[1]) : 10);
-	return getenv("SPIN_FAIL") ? 1 : 0;
-}
-EOF
+cp "$CIPROF_SRC/tests/integration/data/spin.c" spin.c
 printf 'build/\n' >.gitignore
 printf 'run:\n  hz: 173\n' >.ciprof.yml # the template must not override it
 git init -q -b main . && git -c user.name=t -c user.email=t@e add -A &&

@@ -25,22 +25,7 @@ mkdir -p "$P"
 	printf 'add_executable(spin spin.c)\n'
 	for t in 1 2 3 4 5 6; do printf 'add_test(NAME spin_%s COMMAND spin %s 300)\n' $t $((20 + t)); done
 } >"$P/CMakeLists.txt"
-cat >"$P/spin.c" <<'EOF'
-#include <stdlib.h>
-#include <unistd.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) static void work(long n)
-{
-	for (long i = 0; i < n * 1000000L; i++)
-		sink += (unsigned long)i * 2654435761u;
-}
-int main(int argc, char **argv)
-{
-	work(atol(argv[1]));
-	usleep(1000 * atoi(argv[2]));
-	return 0;
-}
-EOF
+cp "$CIPROF_SRC/tests/integration/data/spin.c" "$P/spin.c"
 B=$TMP/build
 cmake -S "$P" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$TMP/cmake.log" 2>&1 &&
 	cmake --build "$B" >>"$TMP/cmake.log" 2>&1 || fail "cannot build the project: $(tail -5 "$TMP/cmake.log")"

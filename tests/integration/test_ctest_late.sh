@@ -32,20 +32,7 @@ set_tests_properties(spin_small PROPERTIES DEPENDS stop)
 set_tests_properties(cont PROPERTIES DEPENDS spin_small)
 set_tests_properties(spin_large PROPERTIES DEPENDS cont)
 EOF
-cat >"$P/spin.c" <<'EOF'
-#include <stdlib.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) static void work(long n)
-{
-	for (long i = 0; i < n * 1000000L; i++)
-		sink += (unsigned long)i * 2654435761u;
-}
-int main(int argc, char **argv)
-{
-	work(argc > 1 ? atol(argv[1]) : 10);
-	return 0;
-}
-EOF
+cp "$CIPROF_SRC/tests/integration/data/spin.c" "$P/spin.c"
 # The nearest ancestor named ciprof gets the signal; STOP waits until it is stopped, so that
 # ciprof cannot read the next test's start.
 cat >"$P/signal-ciprof.sh" <<'EOF'
