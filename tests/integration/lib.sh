@@ -32,6 +32,13 @@ skip() {
 	exit 77
 }
 
+# require_sampling: skips the test where `ciprof run` cannot sample at all (no perf_event_open
+# and no preload backend), with ciprof's first line of reason.
+require_sampling() {
+	"$CIPROF" run --no-store -- true >/dev/null 2>"$TMP/probe.err" ||
+		skip "ciprof run cannot sample here: $(head -n1 "$TMP/probe.err")"
+}
+
 # wait_cpu PID TICKS: waits until process PID has used TICKS clock ticks (1/100 s) of CPU
 # time, or has ended (at most 60 s): a command has run long enough to be sampled, whatever the
 # load, without guessing a wall-clock delay.

@@ -9,10 +9,7 @@ source "$(dirname "$0")/forge_lib.sh"
 
 python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml is missing (scripts/setup installs it)"
 command -v cmake >/dev/null || fail "cmake is needed"
-if ! "$CIPROF" run --no-store -- true >/dev/null 2>"$TMP/probe.err"; then
-	echo "SKIP [$TEST_NAME]: ciprof run cannot sample here: $(head -n1 "$TMP/probe.err")"
-	exit 0
-fi
+require_sampling
 
 SIM="$CIPROF_SRC/tests/integration/ci_sim.py"
 WS="$TMP/ws"

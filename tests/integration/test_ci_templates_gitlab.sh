@@ -23,9 +23,7 @@ source "$(dirname "$0")/forge_lib.sh"
 
 python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml is missing (scripts/setup installs it)"
 command -v cmake >/dev/null || fail "cmake is needed"
-if ! "$CIPROF" run --no-store -- true >/dev/null 2>"$TMP/probe.err"; then
-	skip "ciprof run cannot sample here: $(head -n1 "$TMP/probe.err")"
-fi
+require_sampling
 
 SIM="$CIPROF_SRC/tests/integration/ci_sim.py"
 TEMPLATE="$CIPROF_SRC/ci-templates/gitlab/ciprof.gitlab-ci.yml"

@@ -13,10 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v cmake >/dev/null && command -v ctest >/dev/null || skip "cmake and ctest are needed"
-if ! "$CIPROF" run --no-store -- true >/dev/null 2>"$TMP/probe.err"; then
-	echo "SKIP [$TEST_NAME]: ciprof run cannot sample here: $(head -n1 "$TMP/probe.err")"
-	exit 0
-fi
+require_sampling
 
 P=$TMP/proj
 mkdir -p "$P"
