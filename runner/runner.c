@@ -134,10 +134,13 @@ static void apply_event(void *ctx, const struct run_event *ev)
 void runner_process(struct runner_session *s, uint64_t limit)
 {
 	/* While a ctest is asked for its tests, the events wait: its test processes started
-	 * meanwhile are named when the answer comes (runner/attribution/ctest.h). So they do
-	 * while an exec's command line is not shown yet (ctest_watch_retry). */
-	if (limit != UINT64_MAX && (ctest_watch_poll(&s->ctest, 0) || s->ctest.npend))
+	 * meanwhile are named when the answer comes (runner/attribution/ctest.h). So do those
+	 * from an exec whose command line is not shown yet (ctest_watch_retry) on. */
+	if (limit != UINT64_MAX && ctest_watch_poll(&s->ctest, 0))
 		return;
+	uint64_t pending = ctest_watch_pending_time(&s->ctest);
+	if (limit != UINT64_MAX && pending <= limit)
+		limit = pending ? pending - 1 : 0;
 	if (!s->queue.n)
 		return;
 	if (s->ops->before_process)

@@ -272,6 +272,12 @@ void attrib_proc_mark_id(struct attrib *a, pid_t pid, uint32_t test)
 	a->proc_marks++;
 }
 
+uint32_t attrib_proc_test(const struct attrib *a, pid_t pid)
+{
+	int64_t i = proc_find(a, pid);
+	return i >= 0 ? a->proc_test[i] : 0;
+}
+
 void attrib_proc_fork(struct attrib *a, pid_t pid, pid_t ppid)
 {
 	int64_t i = proc_find(a, ppid);

@@ -135,6 +135,8 @@ void attrib_warn(const struct attrib *a);
 void attrib_proc_mark(struct attrib *a, pid_t pid, const char *test);
 /* The same with a test id: a string id of a->prof, or an ATTRIB_UNNAMED_FIRST.. id. */
 void attrib_proc_mark_id(struct attrib *a, pid_t pid, uint32_t test);
+/* The test process pid is marked with (its own mark or its parent's at fork), 0 when none. */
+uint32_t attrib_proc_test(const struct attrib *a, pid_t pid);
 void attrib_proc_fork(struct attrib *a, pid_t pid, pid_t ppid);
 void attrib_proc_exit(struct attrib *a, pid_t pid);
 

@@ -150,8 +150,21 @@ static int ctest_dir_fits(char *const *argv, const char *dir)
 	return access(path, R_OK) == 0;
 }
 
+/* Whether pid is in a test already: a test's child (marked at its fork) stays in its test
+ * whatever it runs, even a command line that is another test's (a pipeline of the program
+ * another test runs alone). Whichever of the fork and the exec is processed first. */
+static int in_test(const struct ctest_watch *w, pid_t pid)
+{
+	uint32_t t = attrib_proc_test(w->attrib, pid);
+	if (t)
+		log_debug("process %d is in a test already (its parent's)", (int)pid);
+	return t != 0;
+}
+
 static void match(struct ctest_watch *w, pid_t pid, char *const *argv, const char *cwd)
 {
+	if (in_test(w, pid))
+		return;
 	int64_t i = attrib_ctest_find(w->attrib, argv, cwd);
 	if (i >= 0) {
 		struct ctest_entry *e = &w->attrib->ctest[i];
@@ -170,6 +183,8 @@ static void match(struct ctest_watch *w, pid_t pid, char *const *argv, const cha
  */
 static void name_by_exe(struct ctest_watch *w, pid_t pid, const char *exe)
 {
+	if (in_test(w, pid))
+		return;
 	const char *test = attrib_ctest_match_exe(w->attrib, exe);
 	if (test) {
 		log_debug("process %d (ended early) is CTest test '%s'", (int)pid, test);
@@ -449,7 +464,7 @@ static void drop_pending(struct ctest_watch *w, size_t i)
 	w->pend[i] = w->pend[--w->npend];
 }
 
-void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm)
+void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm, uint64_t time)
 {
 	if (strcmp(comm, "ctest") && !w->attrib->nctest && !w->nq)
 		return;
@@ -472,8 +487,17 @@ void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm)
 	 * place: asked again next round. */
 	ALLOC_GROW(w->pend, w->npend + 1, w->pend_alloc);
 	struct ctest_pending *p = &w->pend[w->npend++];
-	*p = (struct ctest_pending){pid, "", NULL, launch_now_ns()};
+	*p = (struct ctest_pending){pid, "", NULL, launch_now_ns(), time};
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+}
+
+uint64_t ctest_watch_pending_time(const struct ctest_watch *w)
+{
+	uint64_t t = UINT64_MAX;
+	for (size_t i = 0; i < w->npend; i++)
+		if (w->pend[i].time < t)
+			t = w->pend[i].time;
+	return t;
 }
 
 int ctest_watch_retry(struct ctest_watch *w, int final)

@@ -39,7 +39,8 @@ struct ctest_pending {
 	pid_t pid;
 	char comm[16];
 	char *exe;      /* owned: its first file mapping since the exec, or NULL */
-	uint64_t since; /* CLOCK_MONOTONIC ns */
+	uint64_t since; /* CLOCK_MONOTONIC ns, when it was first read */
+	uint64_t time;  /* the exec record's time stamp: the records from it on wait */
 };
 
 /* How long an exec may wait for its command line: then it is named by its executable. */
@@ -89,7 +90,7 @@ void ctest_watch_command(struct ctest_watch *w, char **argv);
  * that /proc still shows the process). A ctest starts a query; any process is matched with
  * the tests known, or kept for the queries outstanding.
  */
-void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm);
+void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm, uint64_t time);
 /* perf: a file mapping of pid; the first one after an exec that ctest_watch_exec could not
  * read names its executable. */
 void ctest_watch_mmap(struct ctest_watch *w, pid_t pid, const char *filename);
@@ -101,6 +102,10 @@ void ctest_watch_mmap(struct ctest_watch *w, pid_t pid, const char *filename);
  * their samples are counted under their test.
  */
 int ctest_watch_retry(struct ctest_watch *w, int final);
+/* The time stamp of the oldest pending exec's record (UINT64_MAX: none): the records before it
+ * can be processed meanwhile, so what waits is bounded by CTEST_PENDING_NS however many execs
+ * follow one another. */
+uint64_t ctest_watch_pending_time(const struct ctest_watch *w);
 /* preload: process pid exec'd argv in cwd (its start record carries them). */
 void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, const char *cwd,
                            const char *exe);

@@ -791,7 +791,7 @@ static void perf_read_rings(void *be, struct runner_session *rs, int final)
 		if (ev->seq < first_new)
 			continue;
 		if (ev->kind == RUN_EV_COMM && ev->u.comm.exec && ev->pid == ev->tid)
-			ctest_watch_exec(&rs->ctest, ev->pid, ev->data);
+			ctest_watch_exec(&rs->ctest, ev->pid, ev->data, ev->time);
 		else if (ev->kind == RUN_EV_MMAP && (rs->ctest.ngone || rs->ctest.npend))
 			ctest_watch_mmap(&rs->ctest, ev->pid, ev->data);
 	}

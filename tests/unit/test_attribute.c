@@ -366,7 +366,7 @@ static void test_ctest_gone_by_elimination(void **state)
 	uint32_t dso = 0;
 	uint64_t off = 0x10;
 	int weak;
-	ctest_watch_exec(&w, GONE1, "spin"); /* /proc shows nothing: kept for its mapping */
+	ctest_watch_exec(&w, GONE1, "spin", 0); /* /proc shows nothing: kept for its mapping */
 	ctest_watch_mmap(&w, GONE1, "/b/spin");
 	assert_int_equal(w.nunnamed, 1);
 	uint32_t t = attrib_sample(&a, GONE1, GONE1, 10, &weak);
@@ -379,11 +379,11 @@ static void test_ctest_gone_by_elimination(void **state)
 	assert_string_equal(profile_str(p, t), "spin_large");
 	aggregator_add(&agg, t, weak, proc, &dso, &off, 1, 7);
 	/* a program only one test runs is named at once, as before */
-	ctest_watch_exec(&w, GONE2, "other");
+	ctest_watch_exec(&w, GONE2, "other", 0);
 	ctest_watch_mmap(&w, GONE2, "/b/other");
 	assert_string_equal(profile_str(p, attrib_sample(&a, GONE2, GONE2, 30, &weak)), "other");
 	/* a program no test runs is no test's */
-	ctest_watch_exec(&w, GONE3, "cc");
+	ctest_watch_exec(&w, GONE3, "cc", 0);
 	ctest_watch_mmap(&w, GONE3, "/usr/bin/cc");
 	assert_int_equal(attrib_sample(&a, GONE3, GONE3, 40, &weak), 0);
 	assert_int_equal(w.nunnamed, 1);
@@ -425,9 +425,9 @@ static void test_ctest_gone_ambiguous(void **state)
 	int weak;
 	char *ta[] = {"/b/t", "a", NULL};
 	ctest_watch_exec_argv(&w, 100, ta, "/b", "/b/t");
-	ctest_watch_exec(&w, GONE1, "t");
+	ctest_watch_exec(&w, GONE1, "t", 0);
 	ctest_watch_mmap(&w, GONE1, "/b/t");
-	ctest_watch_exec(&w, GONE2, "t");
+	ctest_watch_exec(&w, GONE2, "t", 0);
 	ctest_watch_mmap(&w, GONE2, "/b/t");
 	aggregator_add(&agg, attrib_sample(&a, GONE1, GONE1, 1, &weak), 0, proc, &dso, &off, 1, 3);
 	aggregator_add(&agg, attrib_sample(&a, GONE2, GONE2, 2, &weak), 0, proc, &dso, &off, 1, 4);
@@ -438,15 +438,17 @@ static void test_ctest_gone_ambiguous(void **state)
 	assert_int_equal(agg_count(&agg, ""), 7);
 	ctest_watch_release(&w);
 	aggregator_release(&agg);
+	attrib_proc_exit(&a, GONE1); /* as their exits would: the pids are reused below */
+	attrib_proc_exit(&a, GONE2);
 
 	/* b seen too: the two missed processes are both c */
 	aggregator_init(&agg, p);
 	ctest_watch_init(&w, &a);
 	char *tb[] = {"/b/t", "b", NULL};
 	ctest_watch_exec_argv(&w, 101, tb, "/b", "/b/t");
-	ctest_watch_exec(&w, GONE1, "t");
+	ctest_watch_exec(&w, GONE1, "t", 0);
 	ctest_watch_mmap(&w, GONE1, "/b/t");
-	ctest_watch_exec(&w, GONE2, "t");
+	ctest_watch_exec(&w, GONE2, "t", 0);
 	ctest_watch_mmap(&w, GONE2, "/b/t");
 	aggregator_add(&agg, attrib_sample(&a, GONE1, GONE1, 1, &weak), 0, proc, &dso, &off, 1, 3);
 	aggregator_add(&agg, attrib_sample(&a, GONE2, GONE2, 2, &weak), 0, proc, &dso, &off, 1, 4);
@@ -455,6 +457,38 @@ static void test_ctest_gone_ambiguous(void **state)
 	assert_int_equal(agg_count(&agg, ""), 0);
 	ctest_watch_release(&w);
 	aggregator_release(&agg);
+	attrib_release(&a);
+	profile_free(p);
+}
+
+/* A test's child stays in its test whatever it runs, even another test's command line (a
+ * pipeline of the program another test runs alone), whether its fork is processed before its
+ * exec is read (the runner holds back only the records after a pending exec) or after. */
+static void test_ctest_child_keeps_test(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	struct ctest_watch w;
+	attrib_init(&a, p);
+	ctest_watch_init(&w, &a);
+	const char *json = "{\"tests\":["
+	                   "{\"name\":\"alone\",\"command\":[\"/b/t\",\"1\"]},"
+	                   "{\"name\":\"pipe\",\"command\":[\"/bin/sh\",\"-c\",\"/b/t 1 | cat\"]}]}";
+	assert_int_equal(attrib_ctest_load(&a, json, strlen(json), "x.json"), 0);
+	uint32_t pipe = profile_intern_name(p, "pipe"), alone = profile_intern_name(p, "alone");
+	char *sh[] = {"/bin/sh", "-c", "/b/t 1 | cat", NULL}, *t1[] = {"/b/t", "1", NULL};
+	ctest_watch_exec_argv(&w, 200, sh, "/b", "/bin/sh");
+	assert_int_equal(attrib_proc_test(&a, 200), pipe);
+	attrib_proc_fork(&a, 201, 200); /* fork first */
+	ctest_watch_exec_argv(&w, 201, t1, "/b", "/b/t");
+	assert_int_equal(attrib_proc_test(&a, 201), pipe);
+	ctest_watch_exec_argv(&w, 202, t1, "/b", "/b/t"); /* exec read first: its own match */
+	attrib_proc_fork(&a, 202, 200);
+	assert_int_equal(attrib_proc_test(&a, 202), pipe);
+	ctest_watch_exec_argv(&w, 300, t1, "/b", "/b/t"); /* ctest's own child */
+	assert_int_equal(attrib_proc_test(&a, 300), alone);
+	ctest_watch_release(&w);
 	attrib_release(&a);
 	profile_free(p);
 }
@@ -526,6 +560,7 @@ int main(void)
 	        cmocka_unit_test(test_rules),
 	        cmocka_unit_test(test_ctest_gone_by_elimination),
 	        cmocka_unit_test(test_ctest_gone_ambiguous),
+	        cmocka_unit_test(test_ctest_child_keeps_test),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
