@@ -20,8 +20,8 @@ Printed per scenario: comparisons, build failures (exit 1), comparisons flagging
 power (the planted item flagged as a regression), comparisons that flagged an unplanted
 function's self time, and wall time. Then how often the memory-bound pointer_chase was
 flagged over all comparisons. --quick is small enough for CI (the integration test
-test_verdicts_bench runs it) and exits 1 when its checks fail: no A/A comparison fails the
-build, and a 20 % function made twice as slow is seen: flagged, or at least the most slowed
+test_verdicts_bench runs it) and exits 1 when its checks fail: at most one of its three A/A
+comparisons fails the build (QUICK_AA_FAILS), and a 20 % function made twice as slow is seen: flagged, or at least the most slowed
 function at p < 0.01 when a noisy history's tails keep the gate from calling it (a check of the
 whole pipeline on a loaded CI machine, not of power: the full run measures that).
 
@@ -47,13 +47,22 @@ TEST10 = "test_parse"     # a test holding about 10 %
 MEMBOUND = "pointer_chase"  # a memory-bound walk: its time swings between identical runs
 
 
+# --quick judges this many A/A heads and fails when more than QUICK_AA_FAILS of them fail the
+# build. A single false alarm under load is the rate the full bench measures (2 % of A/A heads
+# with 30-run histories, about 8 % with the quick run's 10, more with a CPU hog): with two heads
+# that had to pass both, one quick run in six failed with a hog on the other core. A model that
+# cries wolf on most identical heads still fails it.
+QUICK_AA = 3
+QUICK_AA_FAILS = 1
+
+
 def scenarios(quick, k):
     """(name, env knobs, planted (measure, name) or None, kind, hog, trials)."""
     def n(t):
         return max(1, int(round(t * k)))
     if quick:
         return [
-            ("A/A", {}, None, "aa", False, 2),
+            ("A/A", {}, None, "aa", False, QUICK_AA),
             ("+100 % on a 20 % function", {"VB_SLOW_FUNC": FUNC20, "VB_SLOW_PCT": "100"},
              ("self", FUNC20), "func", False, 1),
         ]
@@ -281,8 +290,9 @@ def main():
         shutil.rmtree(top, ignore_errors=True)
     if a.quick:
         bad = []
-        if sum(s["fail"] for s in aa):
-            bad.append("an A/A comparison failed the build")
+        if sum(s["fail"] for s in aa) > QUICK_AA_FAILS:
+            bad.append(f"more than {QUICK_AA_FAILS} of the {QUICK_AA} A/A comparisons failed "
+                       "the build")
         planted = [st for _, kind, st in rows if kind == "func"]
         if sum(s.get("seen", 0) for s in planted) < sum(s["n"] for s in planted):
             bad.append("the planted +100 % slowdown was not seen (neither flagged nor the "
