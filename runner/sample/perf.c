@@ -421,6 +421,8 @@ static void open_bells(struct session *s, pid_t pid)
 {
 	if (s->bells_refused || s->nbelled >= MAX_BELLED)
 		return;
+	if (s->nbelled && s->belled[0] == s->rs->child)
+		return; /* the command's own cover its whole tree */
 	for (int i = 0; i < s->nbelled; i++)
 		if (s->belled[i] == pid)
 			return;
@@ -484,6 +486,17 @@ failed:;
 	s->bells_refused = 1;
 	log_debug("no exec doorbells (%s): execs are seen at the next %d ms round", strerror(err),
 	          perf_backend_ops.round_ms);
+}
+
+/* A command that mentions ctest (`sh -c "cd DIR && ctest -j2"`, as the CI templates' A/B
+ * base runs) gets the doorbells from its start, so the ctest's own exec is read at once and
+ * not at the next round, by when a short ctest may have ended. */
+static int mentions_ctest(char *const *argv)
+{
+	for (size_t i = 0; argv[i]; i++)
+		if (strstr(argv[i], "ctest"))
+			return 1;
+	return 0;
 }
 
 /* Empties the doorbells' rings (their records are the sampling rings' COMMs again). */
@@ -882,7 +895,7 @@ static int perf_start(void *be, struct runner_session *rs)
 	int ret = open_rings(s, rs->child, s->opts);
 	if (ret < 0)
 		return ret;
-	if (rs->ctest.root_asked)
+	if (rs->ctest.root_asked || mentions_ctest(s->opts->argv))
 		open_bells(s, rs->child); /* corked: from its exec on */
 	runner_exact_cpu(rs, (unsigned)s->nrings);
 	return 0;

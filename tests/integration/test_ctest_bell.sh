@@ -55,12 +55,26 @@ expect_grep "the doorbells rang" "$TMP/bell.err" "exec doorbells rang"
 run_capture plain "$CIPROF" -v -v run --no-store -- sh -c 'true; true'
 expect_no_grep "without a ctest there are no doorbells" "$TMP/plain.err" "exec doorbells"
 
-# A ctest behind a shell gets its doorbells when ciprof sees it start (at a 25 ms round: it
-# runs for a second here, six 300 ms tests at -j2).
-rm -f "$B/Testing/Temporary/CTestCostData.txt"
-run_capture shell "$CIPROF" -v -v run --no-store -- sh -c "ctest --test-dir '$B' -j2 && true"
+# A ctest behind a shell: a command that mentions ctest has the doorbells from its start, so
+# even with no rounds the ctest's exec is read at once (it is asked for its tests) and so are
+# its tests'. A shell command without "ctest" in it (ctest behind a script) gets them on the
+# ctest process when a round sees it start: checked with the default rounds (it runs for a
+# second here, six 300 ms tests at -j2).
+rm -f "$TMP/shell.db" "$B/Testing/Temporary/CTestCostData.txt"
+run_capture shell env CIPROF_TEST_ROUND_MS=60000 "$CIPROF" run -v --db "$TMP/shell.db" \
+	-- sh -c "ctest --test-dir '$B' -j2 >'$TMP/shell.ctest' 2>&1"
 expect_rc "shell: ciprof run" 0 shell
-expect_grep "a ctest behind a shell gets doorbells" "$TMP/shell.err" "exec doorbells on process"
+n=$(named shell)
+[ "$n" = 6 ] && ok "behind sh -c, every test is named at its exec (6 of 6)" ||
+	check_failed "behind sh -c, $n of 6 tests named; stderr: $(tail -5 "$TMP/shell.err")"
+printf '#!/bin/sh\nexec ctest --test-dir "%s" -j2\n' "$B" >"$TMP/run-tests"
+chmod +x "$TMP/run-tests"
+rm -f "$B/Testing/Temporary/CTestCostData.txt"
+export RUNDIR=$TMP # not on the command line: its path has "ctest" in it
+run_capture script "$CIPROF" -v -v run --no-store -- sh -c 'cd "$RUNDIR" && ./run-tests && true'
+expect_rc "script: ciprof run" 0 script
+expect_grep "a ctest behind a script gets doorbells when seen" "$TMP/script.err" \
+	"exec doorbells on process"
 
 check_run nobell CIPROF_TEST_NO_BELL=1
 n=$(named nobell)
