@@ -373,8 +373,10 @@ void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, 
 	if (!argv[0])
 		return;
 	if ((is_ctest(argv[0]) || is_ctest(exe)) && runs_tests(argv)) {
-		ALLOC_GROW(w->started, w->nstarted + 1, w->started_alloc);
-		w->started[w->nstarted++] = pid; /* for the exec doorbells (perf.c) */
+		if (w->nstarted < CTEST_STARTED_MAX) { /* for the exec doorbells (perf.c) */
+			ALLOC_GROW(w->started, w->nstarted + 1, w->started_alloc);
+			w->started[w->nstarted++] = pid;
+		}
 		if (!(pid == w->root && w->root_asked) && start_query(w, argv, cwd, exe) < 0)
 			log_warn("cannot start 'ctest --show-only=json-v1': CTest tests will not be "
 			         "named");

@@ -43,6 +43,10 @@ struct ctest_pending {
 	uint64_t time;  /* the exec record's time stamp: the records from it on wait */
 };
 
+/* At most this many ctest processes are kept for the backend to take (perf takes them each
+ * round for its exec doorbells; the preload backend never does). */
+#define CTEST_STARTED_MAX 16
+
 /* How long an exec may wait for its command line: then it is named by its executable. */
 #define CTEST_PENDING_NS (200ULL * 1000000ULL)
 
@@ -98,8 +102,9 @@ void ctest_watch_mmap(struct ctest_watch *w, pid_t pid, const char *filename);
  * perf: reads again the command lines of the execs that were pending (ctest_watch_exec read
  * them before execve had put them in place); names by executable those gone or still
  * unreadable after CTEST_PENDING_NS, or all of them when final. Returns nonzero while some
- * are pending: the runner then polls every millisecond and holds its records back, so that
- * their samples are counted under their test.
+ * are pending: the runner then polls every millisecond and holds back the records from the
+ * oldest pending exec on (ctest_watch_pending_time), so that their samples are counted under
+ * their test.
  */
 int ctest_watch_retry(struct ctest_watch *w, int final);
 /* The time stamp of the oldest pending exec's record (UINT64_MAX: none): the records before it

@@ -319,14 +319,20 @@ static void init_attr(struct perf_event_attr *attr, const struct runner_opts *op
 	attr->wakeup_watermark = (uint32_t)(ring_bytes / 4);
 }
 
-static void unmap_rings(struct ring *rings, size_t n)
+/* Unmaps and closes rings[from..to) (the array stays). */
+static void close_ring_range(struct ring *rings, size_t from, size_t to)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = from; i < to; i++) {
 		if (rings[i].base)
 			munmap(rings[i].base, rings[i].map_len);
 		if (rings[i].fd >= 0)
 			close(rings[i].fd);
 	}
+}
+
+static void unmap_rings(struct ring *rings, size_t n)
+{
+	close_ring_range(rings, 0, n);
 	free(rings);
 }
 
@@ -474,12 +480,7 @@ static void open_bells(struct session *s, pid_t pid)
 failed:;
 	int err = errno;
 	free(cpus);
-	for (size_t i = first; i < s->nbells; i++) {
-		if (s->bells[i].base)
-			munmap(s->bells[i].base, s->bells[i].map_len);
-		if (s->bells[i].fd >= 0)
-			close(s->bells[i].fd);
-	}
+	close_ring_range(s->bells, first, s->nbells);
 	s->nbells = first;
 	if (err == ESRCH)
 		return; /* that ctest has ended */
