@@ -42,9 +42,6 @@
 /* Frame-pointer stacks: warn when at least this share of samples looks truncated. */
 #define TRUNCATED_WARN_SHARE   0.30
 #define TRUNCATED_WARN_SAMPLES 20
-/* At most this many ctest processes get exec doorbells. */
-#define MAX_BELLED 16
-
 struct ring {
 	int fd;
 	int cpu;
@@ -59,14 +56,14 @@ struct session {
 	struct runner_session *rs; /* borrowed: the run this backend feeds */
 	struct ring *rings;
 	size_t nrings;
-	/* Doorbells: per ctest process, one dummy event per CPU whose one-page ring wakes
-	 * ciprof at every exec (open_bells), so a short test's command line is read while /proc
-	 * still has it. */
+	/* Doorbells: one dummy event per CPU, in the group of that CPU's sampling event, whose
+	 * one-page ring wakes ciprof at every exec once armed (open_bell, arm_bells), so a short
+	 * test's command line is read while /proc still has it. bells[i] is rings[i]'s. */
 	struct ring *bells;
-	size_t nbells, bells_alloc;
-	pid_t belled[MAX_BELLED]; /* the ctest processes that have them */
-	int nbelled, bells_refused;
+	size_t nbells;
+	int bells_refused, bells_armed;
 	uint64_t bell_rings;
+	uint64_t bell_ns; /* what the doorbells counted: CPU time moved to them (perf_finish) */
 	const struct runner_opts *opts;
 	uint64_t throttled, bad_records;
 	/* --unwind dwarf */
@@ -347,7 +344,7 @@ static void close_bells(struct session *s)
 {
 	unmap_rings(s->bells, s->nbells);
 	s->bells = NULL;
-	s->nbells = s->bells_alloc = 0;
+	s->nbells = 0;
 }
 
 /*
@@ -372,9 +369,97 @@ static size_t default_ring_pages(const struct runner_opts *opts, size_t page, in
 }
 
 /*
- * Opens one event per CPU and maps its ring of `pages` data pages. Returns 0; or 1 when a
- * mapping exceeded the locked-memory budget and the caller may retry smaller (everything
- * opened is left in s for close_rings); or a negative runner error, diagnosed.
+ * The exec doorbells. The sampling rings wake ciprof only when a quarter full, so it reads
+ * them every round (25 ms); a test process that ends sooner, or while ciprof waits for a
+ * CPU, is gone from /proc before its command line, which names its CTest test, is read.
+ * So each CPU's sampling event has a dummy event in its group (no samples, inherited with
+ * it) that writes only COMM records, at each exec, into a one-page ring that wakes ciprof at
+ * every record: the round that follows reads the exec from the sampling ring at once.
+ *
+ * They are opened on the command with its sampling events, each right after its CPU's, and
+ * never on a process later: the kernel swaps a task's perf context with a cloned one's at a
+ * context switch instead of rescheduling the events (parent and child alike), and then
+ * swaps the inherit_stat counts pairwise by the order of the contexts' event lists. A clone
+ * lists its events as inheritance added them (group by group, by CPU); the command's context
+ * lists them as they were opened. Dummy events opened after all the sampling events (or on a
+ * ctest process later, added to its cloned context) put the lists out of step, and the
+ * counts went to other events and tasks: a test's exact CPU time came out 0.15-0.3 s off
+ * (test_attr_ctest bash-c, 4 of 40 runs with a CPU hog; test_perf_swap.sh).
+ *
+ * They ring from the command's start when the command is ctest or mentions it (`sh -c "cd
+ * DIR && ctest -j2"`); otherwise they are opened disabled and armed (enabled with every copy
+ * the command's processes inherited) when ciprof first sees a ctest that runs tests: a
+ * wake-up per exec costs an exec loop about a tenth of its wall time (bench/ab/bell.sh), so
+ * a command without ctest never rings. Optional: when the kernel or the locked-memory budget
+ * refuses, ciprof keeps to its rounds. CIPROF_TEST_NO_BELL (a test hook, docs/run.md) goes
+ * without them.
+ */
+static void open_bell(struct session *s, pid_t child, size_t i, size_t page)
+{
+	if (s->bells_refused)
+		return;
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.disabled = !s->bells_armed;
+	attr.inherit = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.comm = 1;
+	attr.comm_exec = 1;
+	attr.watermark = 1;
+	attr.wakeup_watermark = 1; /* every record */
+	attr.use_clockid = 1; /* a group's events share their clock */
+	attr.clockid = CLOCK_MONOTONIC;
+	struct ring *r = &s->bells[i];
+	memset(r, 0, sizeof(*r));
+	r->cpu = s->rings[i].cpu;
+	r->fd = (int)syscall(SYS_perf_event_open, &attr, child, r->cpu, s->rings[i].fd,
+	                     PERF_FLAG_FD_CLOEXEC);
+	if (r->fd >= 0) {
+		r->map_len = 2 * page;
+		r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+		if (r->base != MAP_FAILED) {
+			r->meta = r->base;
+			r->data = (unsigned char *)r->base + page;
+			r->size = page;
+			s->nbells = i + 1;
+			return;
+		}
+		r->base = NULL;
+	}
+	int err = errno;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	close_ring_range(s->bells, 0, s->nbells);
+	s->nbells = 0;
+	s->bells_refused = 1;
+	log_debug("no exec doorbells (%s): execs are seen at the next %d ms round", strerror(err),
+	          perf_backend_ops.round_ms);
+}
+
+/* Arms the doorbells, opened disabled, for a ctest process seen running tests: the command's
+ * events and every copy its processes inherited ring from now on. */
+static void arm_bells(struct session *s, pid_t ctest)
+{
+	if (s->bells_armed || !s->nbells)
+		return;
+	s->bells_armed = 1;
+	for (size_t i = 0; i < s->nbells; i++)
+		if (ioctl(s->bells[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			log_debug("exec doorbell of CPU %d: cannot arm it (%s)", s->bells[i].cpu,
+			          strerror(errno));
+	log_debug("exec doorbells on: ctest process %d runs tests", (int)ctest);
+}
+
+/*
+ * Opens one event per CPU and maps its ring of `pages` data pages, each followed by its
+ * doorbell (open_bell). Returns 0; or 1 when a mapping exceeded the locked-memory budget and
+ * the caller may retry smaller (everything opened is left in s for close_rings and
+ * close_bells); or a negative runner error, diagnosed.
  */
 static int try_open_rings(struct session *s, pid_t child, const struct runner_opts *opts,
                           const int *cpus, int ncpus, size_t pages, size_t page)
@@ -382,6 +467,8 @@ static int try_open_rings(struct session *s, pid_t child, const struct runner_op
 	struct perf_event_attr attr;
 	init_attr(&attr, opts, pages * page);
 	s->rings = xcalloc((size_t)ncpus, sizeof(*s->rings));
+	if (!s->bells_refused)
+		s->bells = xcalloc((size_t)ncpus, sizeof(*s->bells));
 	const char *deny = getenv("CIPROF_TEST_PERF_ERRNO"); /* test hook, see docs/run.md */
 	for (int i = 0; i < ncpus; i++) {
 		struct ring *r = &s->rings[s->nrings];
@@ -407,91 +494,16 @@ static int try_open_rings(struct session *s, pid_t child, const struct runner_op
 		r->meta = r->base;
 		r->data = (unsigned char *)r->base + page;
 		r->size = pages * page;
+		/* Its doorbell now, before the next CPU's event: the command's context then lists
+		 * its events in the order its children inherit them. */
+		open_bell(s, child, (size_t)i, page);
 	}
 	return 0;
 }
 
-/*
- * The exec doorbells. The sampling rings wake ciprof only when a quarter full, so it reads
- * them every round (25 ms); a test process that ends sooner, or while ciprof waits for a
- * CPU, is gone from /proc before its command line, which names its CTest test, is read.
- * Each ctest process that runs tests gets a dummy event per CPU (no samples, inherited by
- * the tests it forks from then on) that writes only COMM records, at each exec, into a
- * one-page ring that wakes ciprof at every record: the round that follows reads the exec
- * from the sampling ring at once. Only ctest's subtree has them: a wake-up per exec costs an
- * exec loop about a tenth of its wall time, and every inherited event costs each fork
- * (bench/ab/bell.sh). Optional: when the kernel or the locked-memory budget refuses, ciprof
- * keeps to its rounds. CIPROF_TEST_NO_BELL (a test hook, docs/run.md) goes without them.
- */
-static void open_bells(struct session *s, pid_t pid)
-{
-	if (s->bells_refused || s->nbelled >= MAX_BELLED)
-		return;
-	if (s->nbelled && s->belled[0] == s->rs->child)
-		return; /* the command's own cover its whole tree */
-	for (int i = 0; i < s->nbelled; i++)
-		if (s->belled[i] == pid)
-			return;
-	const char *off = getenv("CIPROF_TEST_NO_BELL");
-	if (off && *off && strcmp(off, "0")) {
-		s->bells_refused = 1;
-		return;
-	}
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.inherit = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	attr.comm = 1;
-	attr.comm_exec = 1;
-	attr.watermark = 1;
-	attr.wakeup_watermark = 1; /* every record */
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	int *cpus;
-	int ncpus = online_cpus(&cpus);
-	size_t first = s->nbells;
-	ALLOC_GROW(s->bells, s->nbells + (size_t)ncpus, s->bells_alloc);
-	for (int i = 0; i < ncpus; i++) {
-		struct ring *r = &s->bells[s->nbells];
-		memset(r, 0, sizeof(*r));
-		r->cpu = cpus[i];
-		r->fd = (int)syscall(SYS_perf_event_open, &attr, pid, cpus[i], -1,
-		                     PERF_FLAG_FD_CLOEXEC);
-		if (r->fd < 0)
-			goto failed;
-		s->nbells++;
-		r->map_len = 2 * page;
-		r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-		if (r->base == MAP_FAILED) {
-			r->base = NULL;
-			goto failed;
-		}
-		r->meta = r->base;
-		r->data = (unsigned char *)r->base + page;
-		r->size = page;
-	}
-	free(cpus);
-	s->belled[s->nbelled++] = pid;
-	log_debug("exec doorbells on process %d (ctest)", (int)pid);
-	return;
-failed:;
-	int err = errno;
-	free(cpus);
-	close_ring_range(s->bells, first, s->nbells);
-	s->nbells = first;
-	if (err == ESRCH)
-		return; /* that ctest has ended */
-	s->bells_refused = 1;
-	log_debug("no exec doorbells (%s): execs are seen at the next %d ms round", strerror(err),
-	          perf_backend_ops.round_ms);
-}
-
 /* A command that mentions ctest (`sh -c "cd DIR && ctest -j2"`, as the CI templates' A/B
- * base runs) gets the doorbells from its start, so the ctest's own exec is read at once and
- * not at the next round, by when a short ctest may have ended. */
+ * base runs) has the doorbells armed from its start, so the ctest's own exec is read at once
+ * and not at the next round, by when a short ctest may have ended. */
 static int mentions_ctest(char *const *argv)
 {
 	for (size_t i = 0; argv[i]; i++)
@@ -523,6 +535,7 @@ static int open_rings(struct session *s, pid_t child, const struct runner_opts *
 	/* Over the locked-memory budget: every ring halved, down to 8 pages, all reopened so
 	 * that they are the same size and their wakeup watermark fits them. */
 	while ((ret = try_open_rings(s, child, opts, cpus, ncpus, pages, page)) == 1) {
+		close_bells(s);
 		close_rings(s);
 		pages /= 2;
 	}
@@ -810,8 +823,8 @@ static void perf_read_rings(void *be, struct runner_session *rs, int final)
 			ctest_watch_mmap(&rs->ctest, ev->pid, ev->data);
 	}
 	ctest_watch_retry(&rs->ctest, final);
-	for (size_t i = 0; i < rs->ctest.nstarted; i++)
-		open_bells(s, rs->ctest.started[i]);
+	if (rs->ctest.nstarted)
+		arm_bells(s, rs->ctest.started[0]);
 	rs->ctest.nstarted = 0;
 }
 
@@ -893,11 +906,15 @@ static int perf_start(void *be, struct runner_session *rs)
 	if (s->opts->unwind != RUNNER_UNWIND_FP_ONLY)
 		s->unw = unwinder_new(rs->objs);
 	proctree_get(&rs->tree, rs->child, launch_basename(s->opts->argv[0]));
-	int ret = open_rings(s, rs->child, s->opts);
+	const char *off = getenv("CIPROF_TEST_NO_BELL");
+	s->bells_refused = off && *off && strcmp(off, "0");
+	s->bells_armed = rs->ctest.root_asked || mentions_ctest(s->opts->argv);
+	int ret = open_rings(s, rs->child, s->opts); /* and the doorbells, corked */
 	if (ret < 0)
 		return ret;
-	if (rs->ctest.root_asked || mentions_ctest(s->opts->argv))
-		open_bells(s, rs->child); /* corked: from its exec on */
+	if (s->nbells && s->bells_armed)
+		log_debug("exec doorbells on: the command (process %d) is or mentions ctest",
+		          (int)rs->child);
 	runner_exact_cpu(rs, (unsigned)s->nrings);
 	return 0;
 }
@@ -926,6 +943,13 @@ static uint64_t perf_finish(void *be, struct runner_session *rs)
 		if (read(s->rings[i].fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
 			total_ns += v; /* the whole tree's CPU time on that CPU */
 	}
+	/* A dummy event counts nothing: what the doorbells hold was swapped to them from the
+	 * sampling events (their event lists out of step, open_bell). */
+	for (size_t i = 0; i < s->nbells; i++) {
+		uint64_t v;
+		if (read(s->bells[i].fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			s->bell_ns += v;
+	}
 	finish_unwinding(s);
 	return total_ns;
 }
@@ -934,8 +958,15 @@ static void perf_report(void *be, struct runner_session *rs)
 {
 	struct session *s = be;
 	warn_truncated(s);
-	if (s->nbelled)
-		log_verbose("exec doorbells rang %llu times", (unsigned long long)s->bell_rings);
+	if (s->nbells && s->bells_armed)
+		log_verbose("exec doorbells rang %llu times and counted %llu ns of CPU time (0: each "
+		            "task's own CPU time stayed its own)",
+		            (unsigned long long)s->bell_rings, (unsigned long long)s->bell_ns);
+	if (s->bell_ns)
+		log_warn("the kernel moved %.3f CPU-s of this run's per-task counts to the exec "
+		         "doorbells: the [unsampled] time of its processes, and so of their tests, "
+		         "may be off (docs/attribution.md)",
+		         (double)s->bell_ns / 1e9);
 	if (s->throttled)
 		log_warn("the kernel throttled sampling %llu times: lower --hz",
 		         (unsigned long long)s->throttled);
@@ -956,7 +987,7 @@ static void perf_release(void *be, struct runner_session *rs)
 
 const struct runner_backend_ops perf_backend_ops = {
 	.name = "perf",
-	/* 25 ms; with a ctest in the tree the exec doorbells (open_bells) wake a round at each
+	/* 25 ms; with a ctest in the tree the exec doorbells (arm_bells) wake a round at each
 	 * exec, so CTest processes are named while /proc still shows them. */
 	.round_ms = 25,
 	.start = perf_start,
