@@ -57,9 +57,9 @@ expect_no_grep "without a ctest there are no doorbells" "$TMP/plain.err" "exec d
 
 # A ctest behind a shell: a command that mentions ctest has the doorbells from its start, so
 # even with no rounds the ctest's exec is read at once (it is asked for its tests) and so are
-# its tests'. A shell command without "ctest" in it (ctest behind a script) gets them on the
-# ctest process when a round sees it start: checked with the default rounds (it runs for a
-# second here, six 300 ms tests at -j2).
+# its tests'. A shell command without "ctest" in it (ctest behind a script) has them opened
+# disabled, and armed when a round sees the ctest start: checked with the default rounds (it
+# runs for a second here, six 300 ms tests at -j2).
 rm -f "$TMP/shell.db" "$B/Testing/Temporary/CTestCostData.txt"
 run_capture shell env CIPROF_TEST_ROUND_MS=60000 "$CIPROF" run -v --db "$TMP/shell.db" \
 	-- sh -c "ctest --test-dir '$B' -j2 >'$TMP/shell.ctest' 2>&1"
@@ -73,8 +73,8 @@ rm -f "$B/Testing/Temporary/CTestCostData.txt"
 export RUNDIR=$TMP # not on the command line: its path has "ctest" in it
 run_capture script "$CIPROF" -v -v run --no-store -- sh -c 'cd "$RUNDIR" && ./run-tests && true'
 expect_rc "script: ciprof run" 0 script
-expect_grep "a ctest behind a script gets doorbells when seen" "$TMP/script.err" \
-	"exec doorbells on process"
+expect_grep "a ctest behind a script arms the doorbells when seen" "$TMP/script.err" \
+	"exec doorbells on: ctest process"
 
 check_run nobell CIPROF_TEST_NO_BELL=1
 n=$(named nobell)
