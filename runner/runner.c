@@ -173,7 +173,8 @@ static void session_loop(struct runner_session *s, struct launch *l, int *status
 		round_ms = atoi(t);
 	int done = 0;
 	while (!done) {
-		/* The backend's fds again when it has more (perf: a ctest's exec doorbells). */
+		/* The backend's fds again when it has more (none does now: perf opens its exec
+		 * doorbells with its rings, before the command starts). */
 		size_t now = s->ops->pollfds ? s->ops->pollfds(s->be, NULL, 0) : 0;
 		if (now != nbe) {
 			/* Fresh entries, keeping the ones found gone (fd -1) gone. */

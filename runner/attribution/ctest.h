@@ -44,7 +44,7 @@ struct ctest_pending {
 };
 
 /* At most this many ctest processes are kept for the backend to take (perf takes them each
- * round for its exec doorbells; the preload backend never does). */
+ * round: the first arms its exec doorbells; the preload backend never does). */
 #define CTEST_STARTED_MAX 16
 
 /* How long an exec may wait for its command line: then it is named by its executable. */
