@@ -10,7 +10,7 @@
 # nothing, so what the doorbells hold at the end (`ciprof -v`: "counted N ns") is exactly what
 # was moved: 0 when the orders agree. pingpong pins a parent and its child to one CPU (the
 # last: the first CPU's events were in step either way) and switches between them every
-# 100 us. With the old order (46d1c8a^) every run moved some, 11-98 ms (20 of 20 runs: this
+# 100 us. With the old order (ff80c59) every run moved some, 11-98 ms (20 of 20 runs: this
 # test 5 times), and main's build before it prints no count: the check fails with either.
 # Nothing here depends on timing.
 . "$(dirname "$0")/lib.sh"
