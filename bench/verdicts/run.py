@@ -2,7 +2,7 @@
 """bench/verdicts: how often `ciprof report` cries wolf, and how often it finds what is there.
 
     bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K] [--interleave K]
-                          [--trials-scale F] [--scale F] [--keep DIR] [--json FILE]
+                          [--trials-scale F] [--scale F] [--hz N] [--keep DIR] [--json FILE]
 
 (bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
 
@@ -117,9 +117,11 @@ class Hog:
             self.p.wait()
 
 
-def profile(ciprof, repo, knobs, scale, hog=False):
+def profile(ciprof, repo, knobs, scale, hog=False, hz=None):
     env = clean_env(knobs)
     env["VB_SCALE"] = str(scale)
+    if hz:
+        env["CIPROF_RUN_HZ"] = str(hz)
     t0 = time.monotonic()
     with Hog(hog):
         r = subprocess.run([ciprof, "-q", "run", "--", "ctest", "--test-dir", "build", "-j2"],
@@ -154,6 +156,7 @@ def main():
                          "history first, then every head on one PR)")
     ap.add_argument("--trials-scale", type=float, default=1.0, help="more or fewer heads")
     ap.add_argument("--scale", type=float, help="workload size (default 1)")
+    ap.add_argument("--hz", type=int, help="ciprof run's sampling rate (default: ciprof's own)")
     ap.add_argument("--keep", help="build the repository here and keep it")
     ap.add_argument("--json", help="write every comparison's outcome to this file")
     a = ap.parse_args()
@@ -192,7 +195,8 @@ def main():
         sh(["git", "checkout", "-q", "main"], repo)
         sh(["git", "commit", "-q", "--allow-empty", "-m", f"main {nmain + 1}"], repo)
         run_seconds.append(profile(ciprof, repo, {}, scale,
-                                   hog=bool(hog_every) and nmain % hog_every == hog_every - 1))
+                                   hog=bool(hog_every) and nmain % hog_every == hog_every - 1,
+                                   hz=a.hz))
         nmain += 1
         sh(["git", "checkout", "-q", "-B", "pr"], repo)
         sh(["git", "commit", "-q", "--allow-empty", "-m", f"pr after main {nmain}"], repo)
@@ -209,7 +213,7 @@ def main():
             if a.interleave and nheads and nheads % a.interleave == 0:
                 main_run()
             nheads += 1
-            st["secs"] += profile(ciprof, repo, knobs, scale, hog)
+            st["secs"] += profile(ciprof, repo, knobs, scale, hog, a.hz)
             rc, r = judge(ciprof, repo)
             sig = [x for x in r["functions"] + r["tests"] if x.get("significant")]
             funcs = [x for x in r["functions"] if x.get("significant")]
