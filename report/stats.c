@@ -411,7 +411,7 @@ double stats_tail_scales(const double *x, size_t nf, size_t m, const double *tot
 
 int stats_tail_group(const struct stats_noise *nz)
 {
-	return nz->extra > nz->sampling;
+	return nz->extra > fmax(nz->sampling, STATS_STEADY_CV * STATS_STEADY_CV);
 }
 
 double stats_sampling_efficiency(const double *x, size_t nf, size_t m, const double *total,

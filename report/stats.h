@@ -126,9 +126,9 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
 
 /*
  * Which tail an item is judged with: 1 for an item whose own run-to-run spread is larger than
- * what sampling adds (memory-bound and branchy code: it swings, and the pooled tail of every
- * item's deviations stays its tail), 0 for one whose counts vary about as sampling says
- * (steady loops). Steady loops do not all tick equally evenly through the timer: one
+ * what sampling adds and than STATS_STEADY_CV (memory-bound and branchy code: it swings, and
+ * the pooled tail of every item's deviations stays its tail), 0 for one whose counts vary
+ * about as sampling says or by at most STATS_STEADY_CV (steady loops). Steady loops do not all tick equally evenly through the timer: one
  * sampling efficiency for all overstates the spread of some of them two- or threefold, and a pool
  * of deviations mixing such narrow items with the swinging ones fits as a heavy tail (t(4), scale
  * 0.58 on a bench history) that takes the steady loops' power. So with at least
@@ -139,6 +139,17 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
  */
 #define STATS_TAIL_GROUPS         2
 #define STATS_TAIL_SCALE_MIN_RUNS 20
+/*
+ * An item whose own spread is at most this coefficient of variation is steady too, whatever
+ * sampling adds. At 4999 Hz, or wherever the timer ticks evenly (a sampling efficiency of
+ * 0.05), sampling adds less than 1 % to a 5 % function, so almost no item counted as steady:
+ * every one was judged on the pooled tail (t(5), scale 0.68, on bench/verdicts), and +30 % of a
+ * function whose history agreed within 2.1 % came out q = 0.0012, not flagged, in 9 of 10
+ * heads. Judged again with 0.03, the same heads of nine kept bench runs (1,530; 720 of them
+ * A/A) failed the same A/A builds, and found +30 % of that function in 10 of 10
+ * (docs/benchmarks.md, "Steady in absolute terms").
+ */
+#define STATS_STEADY_CV 0.03
 int stats_tail_group(const struct stats_noise *nz);
 
 /*

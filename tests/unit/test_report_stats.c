@@ -1179,6 +1179,26 @@ static void test_tail_fit(void **state)
 	assert_true(nu[1] >= 3);
 }
 
+/* Steady or swinging (stats_tail_group): steady when an item's own spread is at most what
+ * sampling adds or at most STATS_STEADY_CV, whichever is larger. With an evenly ticking timer
+ * (or at 4999 Hz) sampling adds little, and a loop whose runs agree within 2 % is steady by
+ * the second rule alone; a walk that swings 8 % is not, however noisy sampling is not. */
+static void test_tail_group(void **state)
+{
+	(void)state;
+	struct stats_noise nz = {0};
+	nz.extra = 0.021 * 0.021; /* 2.1 %: the bench's crc32_loop */
+	nz.sampling = 0.008 * 0.008;
+	assert_int_equal(stats_tail_group(&nz), 0);
+	nz.extra = 0.08 * 0.08; /* a memory-bound walk */
+	assert_int_equal(stats_tail_group(&nz), 1);
+	nz.sampling = 0.1 * 0.1; /* ... that sampling alone would cover: steady as before */
+	assert_int_equal(stats_tail_group(&nz), 0);
+	nz.extra = STATS_STEADY_CV * STATS_STEADY_CV * 1.01;
+	nz.sampling = 0;
+	assert_int_equal(stats_tail_group(&nz), 1);
+}
+
 static void test_tail_scales(void **state)
 {
 	(void)state;
@@ -1324,7 +1344,7 @@ int main(void)
 	        cmocka_unit_test(test_small_suite_poisson),
 	        cmocka_unit_test(test_normal_quantile2),
 	        cmocka_unit_test(test_tail_fit),
-	        cmocka_unit_test(test_tail_scales),
+	        cmocka_unit_test(test_tail_scales), cmocka_unit_test(test_tail_group),
 	        cmocka_unit_test(test_tail_steady_own_scale),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
