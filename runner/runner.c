@@ -165,34 +165,18 @@ static void session_round(struct runner_session *s, int final)
 /* Polls the launch's fds and the backend's until the command ends, a round each period. */
 static void session_loop(struct runner_session *s, struct launch *l, int *status)
 {
-	size_t nbe = SIZE_MAX, nfds = 0;
-	struct pollfd *pfds = NULL;
+	size_t nbe = s->ops->pollfds ? s->ops->pollfds(s->be, NULL, 0) : 0;
+	size_t nfds = nbe + LAUNCH_NFDS;
+	struct pollfd *pfds = xcalloc(nfds, sizeof(*pfds));
+	if (nbe)
+		s->ops->pollfds(s->be, pfds, nbe);
+	launch_pollfds(l, pfds + nbe);
 	int round_ms = s->ops->round_ms;
 	const char *t = getenv("CIPROF_TEST_ROUND_MS"); /* test hook, docs/run.md */
 	if (t && atoi(t) > 0)
 		round_ms = atoi(t);
 	int done = 0;
 	while (!done) {
-		/* The backend's fds again when it has more (none does now: perf opens its exec
-		 * doorbells with its rings, before the command starts). */
-		size_t now = s->ops->pollfds ? s->ops->pollfds(s->be, NULL, 0) : 0;
-		if (now != nbe) {
-			/* Fresh entries, keeping the ones found gone (fd -1) gone. */
-			struct pollfd *fresh = xcalloc(now + LAUNCH_NFDS, sizeof(*fresh));
-			if (now)
-				s->ops->pollfds(s->be, fresh, now);
-			launch_pollfds(l, fresh + now);
-			for (size_t i = 0; pfds && i < nbe && i < now; i++)
-				if (pfds[i].fd < 0)
-					fresh[i].fd = -1;
-			for (size_t i = 0; pfds && i < LAUNCH_NFDS; i++)
-				if (pfds[nbe + i].fd < 0)
-					fresh[now + i].fd = -1;
-			free(pfds);
-			pfds = fresh;
-			nbe = now;
-			nfds = nbe + LAUNCH_NFDS;
-		}
 		int pr = poll(pfds, nfds, s->ctest.npend ? 1 : round_ms);
 		if (pr < 0 && errno != EINTR) {
 			log_warn("poll failed: %s", strerror(errno));

@@ -70,7 +70,6 @@ void ctest_watch_release(struct ctest_watch *w)
 	for (size_t i = 0; i < w->npend; i++)
 		free(w->pend[i].exe);
 	free(w->pend);
-	free(w->started);
 	for (size_t i = 0; i < w->nunnamed; i++)
 		free(w->unnamed[i].exe);
 	free(w->unnamed);
@@ -373,10 +372,8 @@ void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, 
 	if (!argv[0])
 		return;
 	if ((is_ctest(argv[0]) || is_ctest(exe)) && runs_tests(argv)) {
-		if (w->nstarted < CTEST_STARTED_MAX) { /* for the exec doorbells (perf.c) */
-			ALLOC_GROW(w->started, w->nstarted + 1, w->started_alloc);
-			w->started[w->nstarted++] = pid;
-		}
+		if (!w->tests_ctest)
+			w->tests_ctest = pid; /* for the exec doorbells (perf.c) */
 		if (!(pid == w->root && w->root_asked) && start_query(w, argv, cwd, exe) < 0)
 			log_warn("cannot start 'ctest --show-only=json-v1': CTest tests will not be "
 			         "named");

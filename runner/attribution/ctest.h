@@ -43,10 +43,6 @@ struct ctest_pending {
 	uint64_t time;  /* the exec record's time stamp: the records from it on wait */
 };
 
-/* At most this many ctest processes are kept for the backend to take (perf takes them each
- * round: the first arms its exec doorbells; the preload backend never does). */
-#define CTEST_STARTED_MAX 16
-
 /* How long an exec may wait for its command line: then it is named by its executable. */
 #define CTEST_PENDING_NS (200ULL * 1000000ULL)
 
@@ -71,8 +67,8 @@ struct ctest_watch {
 	size_t ngone, gone_alloc;
 	struct ctest_pending *pend; /* execs whose command line is not shown yet */
 	size_t npend, pend_alloc;
-	pid_t *started; /* ctest processes that run tests, seen since the backend took them */
-	size_t nstarted, started_alloc;
+	pid_t tests_ctest; /* the first ctest process seen that runs tests (perf arms its exec
+	                      doorbells then), 0 before */
 	uint64_t queries; /* ctest invocations asked for their tests */
 	struct ctest_unnamed *unnamed;
 	size_t nunnamed, unnamed_alloc;

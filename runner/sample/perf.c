@@ -316,20 +316,14 @@ static void init_attr(struct perf_event_attr *attr, const struct runner_opts *op
 	attr->wakeup_watermark = (uint32_t)(ring_bytes / 4);
 }
 
-/* Unmaps and closes rings[from..to) (the array stays). */
-static void close_ring_range(struct ring *rings, size_t from, size_t to)
+static void unmap_rings(struct ring *rings, size_t n)
 {
-	for (size_t i = from; i < to; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (rings[i].base)
 			munmap(rings[i].base, rings[i].map_len);
 		if (rings[i].fd >= 0)
 			close(rings[i].fd);
 	}
-}
-
-static void unmap_rings(struct ring *rings, size_t n)
-{
-	close_ring_range(rings, 0, n);
 	free(rings);
 }
 
@@ -434,8 +428,7 @@ static void open_bell(struct session *s, pid_t child, size_t i, size_t page)
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
-	close_ring_range(s->bells, 0, s->nbells);
-	s->nbells = 0;
+	close_bells(s);
 	s->bells_refused = 1;
 	log_debug("no exec doorbells (%s): execs are seen at the next %d ms round", strerror(err),
 	          perf_backend_ops.round_ms);
@@ -823,9 +816,8 @@ static void perf_read_rings(void *be, struct runner_session *rs, int final)
 			ctest_watch_mmap(&rs->ctest, ev->pid, ev->data);
 	}
 	ctest_watch_retry(&rs->ctest, final);
-	if (rs->ctest.nstarted)
-		arm_bells(s, rs->ctest.started[0]);
-	rs->ctest.nstarted = 0;
+	if (rs->ctest.tests_ctest)
+		arm_bells(s, rs->ctest.tests_ctest);
 }
 
 /* ---- unwinding summaries ---- */
