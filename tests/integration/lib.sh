@@ -39,6 +39,26 @@ require_sampling() {
 		skip "ciprof run cannot sample here: $(head -n1 "$TMP/probe.err")"
 }
 
+# ctest_project PROGRAM: a CMake project in $TMP/proj with one executable, PROGRAM, built
+# from tests/integration/data/PROGRAM.c, and the add_test lines read from stdin (give them
+# with `< <(...)`, not a pipe: B must be set in the test's own shell); built into $TMP/build,
+# which B names. Skips without cmake and ctest; fails when it does not build.
+ctest_project() {
+	command -v cmake >/dev/null && command -v ctest >/dev/null || skip "cmake and ctest are needed"
+	local prog=$1 P=$TMP/proj
+	mkdir -p "$P"
+	{
+		printf 'cmake_minimum_required(VERSION 3.18)\nproject(%s C)\nenable_testing()\n' "$prog"
+		printf 'add_executable(%s %s.c)\n' "$prog" "$prog"
+		cat
+	} >"$P/CMakeLists.txt"
+	cp "$CIPROF_SRC/tests/integration/data/$prog.c" "$P/$prog.c"
+	B=$TMP/build
+	cmake -S "$P" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$TMP/cmake.log" 2>&1 &&
+		cmake --build "$B" >>"$TMP/cmake.log" 2>&1 ||
+		fail "cannot build the project: $(tail -5 "$TMP/cmake.log")"
+}
+
 # wait_cpu PID TICKS: waits until process PID has used TICKS clock ticks (1/100 s) of CPU
 # time, or has ended (at most 60 s): a command has run long enough to be sampled, whatever the
 # load, without guessing a wall-clock delay.

@@ -12,20 +12,11 @@
 # the doorbells (CIPROF_TEST_NO_BELL=1) the same run loses the tests: the check can fail.
 . "$(dirname "$0")/lib.sh"
 
-command -v cmake >/dev/null && command -v ctest >/dev/null || skip "cmake and ctest are needed"
 require_sampling
-
-P=$TMP/proj
-mkdir -p "$P"
-{
-	printf 'cmake_minimum_required(VERSION 3.18)\nproject(bell C)\nenable_testing()\n'
-	printf 'add_executable(spin spin.c)\n'
-	for t in 1 2 3 4 5 6; do printf 'add_test(NAME spin_%s COMMAND spin %s 300)\n' $t $((20 + t)); done
-} >"$P/CMakeLists.txt"
-cp "$CIPROF_SRC/tests/integration/data/spin.c" "$P/spin.c"
-B=$TMP/build
-cmake -S "$P" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$TMP/cmake.log" 2>&1 &&
-	cmake --build "$B" >>"$TMP/cmake.log" 2>&1 || fail "cannot build the project: $(tail -5 "$TMP/cmake.log")"
+# (not in a pipeline: B is set, and a skip or failure ends the test)
+ctest_project spin < <(for t in 1 2 3 4 5 6; do
+	printf 'add_test(NAME spin_%s COMMAND spin %s 300)\n' $t $((20 + t))
+done)
 
 named() { # WHAT: prints how many of the six tests have CPU time of their own
 	"$CIPROF" show --db "$TMP/$1.db" --by test --format json | python3 -c '

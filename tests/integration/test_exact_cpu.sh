@@ -13,22 +13,10 @@
 # (doorbells from the start), and of ctest behind a script (doorbells enabled when it is seen).
 . "$(dirname "$0")/lib.sh"
 
-command -v cmake >/dev/null && command -v ctest >/dev/null || skip "cmake and ctest are needed"
 require_sampling
-
-P=$TMP/proj
-mkdir -p "$P"
-{
-	printf 'cmake_minimum_required(VERSION 3.18)\nproject(exact C)\nenable_testing()\n'
-	printf 'add_executable(burn burn.c)\n'
-	for t in $(seq 1 12); do
-		printf 'add_test(NAME t%02d COMMAND burn t%02d %d %d)\n' "$t" "$t" $((30 + 10 * t)) $((8 + 2 * t))
-	done
-} >"$P/CMakeLists.txt"
-cp "$CIPROF_SRC/tests/integration/data/burn.c" "$P/burn.c"
-B=$TMP/build
-cmake -S "$P" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$TMP/cmake.log" 2>&1 &&
-	cmake --build "$B" >>"$TMP/cmake.log" 2>&1 || fail "cannot build the project: $(tail -5 "$TMP/cmake.log")"
+ctest_project burn < <(for t in $(seq 1 12); do
+	printf 'add_test(NAME t%02d COMMAND burn t%02d %d %d)\n' "$t" "$t" $((30 + 10 * t)) $((8 + 2 * t))
+done)
 printf '#!/bin/sh\nexec ctest --test-dir "%s" -j4\n' "$B" >"$TMP/run-tests"
 chmod +x "$TMP/run-tests"
 
