@@ -12,8 +12,9 @@ on main, each profiled once with `ciprof run -- ctest -j2` (the base branch's hi
 runs on the other core during every 4th, as CI's shared runners have noisy neighbours). On a
 PR branch it profiles heads: identical code (A/A), identical code with a CPU hog on the other
 core during the head run (a noisy neighbour), one function made X % slower (a steady 5 %
-function, crc32_loop, and a steady 20 % one, horner_poly), one test made 10 % slower
-(test_parse), and everything 15 % slower. Each head is judged with
+function, crc32_loop, and a steady 20 % one, horner_poly), one test made 10 % slower (a test of
+steady loops, test_checksums, and one of swinging parsing code, test_parse), and everything
+15 % slower. Each head is judged with
 `ciprof report --base main --format json --fail-on-regression` at ciprof's shipped defaults.
 
 Printed per scenario: comparisons, build failures (exit 1), comparisons flagging anything,
@@ -43,7 +44,8 @@ SRC = os.path.dirname(os.path.dirname(HERE))
 
 FUNC5 = "crc32_loop"      # a steady loop holding about 5 % of the suite
 FUNC20 = "horner_poly"    # a steady loop holding about 20 %
-TEST10 = "test_parse"     # a test holding about 10 %
+TEST10 = "test_checksums"  # a test of steady loops (crc32, adler32, fnv1a) holding about 12 %
+TEST10S = "test_parse"    # a test of swinging code (parsing, tokenizing) holding about 10 %
 MEMBOUND = "pointer_chase"  # a memory-bound walk: its time swings between identical runs
 
 
@@ -75,8 +77,12 @@ def scenarios(quick, k):
         s.append((f"+{pct} % on a 20 % function",
                   {"VB_SLOW_FUNC": FUNC20, "VB_SLOW_PCT": str(pct)},
                   ("self", FUNC20), "func", False, n(3)))
-    s.append(("+10 % on a 10 % test", {"VB_SLOW_TEST": TEST10, "VB_SLOW_TEST_PCT": "10"},
+    s.append(("+10 % on a steady 10 % test", {"VB_SLOW_TEST": TEST10, "VB_SLOW_TEST_PCT": "10"},
               ("test", TEST10), "test", False, n(8)))
+    # Its functions swing 10-15 % from run to run on a loaded machine: +10 % is within the
+    # test's own noise, reported for what it is, not a target.
+    s.append(("+10 % on a swinging 10 % test", {"VB_SLOW_TEST": TEST10S, "VB_SLOW_TEST_PCT": "10"},
+              ("test", TEST10S), "test", False, n(8)))
     s.append(("everything +15 %", {"VB_SLOW_ALL": "15"}, None, "shift", False, n(5)))
     return s
 
