@@ -799,7 +799,7 @@ static void test_memory_bound_swings_not_flagged(void **state)
  * them the baseline) and a head, each drawn from its truth. */
 struct hist_outcome {
 	struct outcome o;
-	double efficiency, head_spread, shift_spread;
+	double efficiency, head_spread, shift_spread, steady_dof;
 };
 
 static struct hist_outcome judge_hist(const struct synth *base_truth,
@@ -823,7 +823,8 @@ static struct hist_outcome judge_hist(const struct synth *base_truth,
 	report_diff_new(&d, merged, nb, hist, m, head, &opt);
 	struct hist_outcome out = {.efficiency = d->efficiency,
 	                           .head_spread = d->head_spread,
-	                           .shift_spread = d->shift_variance};
+	                           .shift_spread = d->shift_variance,
+	                           .steady_dof = d->group_dof[0]};
 	char want[16];
 	snprintf(want, sizeof(want), "f_%02d", planted);
 	for (size_t i = 0; i < d->nitems; i++) {
@@ -1330,6 +1331,33 @@ static void test_tail_steady_own_scale(void **state)
 	assert_true(aa <= 1);
 }
 
+/* A calm history whose steady functions' deviations are normal fits a near-normal tail; the
+ * steady tail is judged with at most STATS_STEADY_MAX_DOF degrees of freedom all the same
+ * (a neighbour arriving during the head moves one steady function further than such a
+ * history ever showed), and identical code still flags nothing. */
+static void test_steady_tail_cap(void **state)
+{
+	(void)state;
+	struct synth s;
+	synth_init(&s, 3, 999);
+	s.jitter = 0.01;
+	s.efficiency = 0.1;
+	size_t flagged = 0, capped = 0, seeds = 10;
+	double lo = INFINITY;
+	for (uint64_t seed = 1; seed <= seeds; seed++) {
+		struct hist_outcome o = judge_hist(&s, &s, seed + 3131, 24, 5, -1);
+		flagged += o.o.flagged > 0;
+		capped += o.steady_dof == STATS_STEADY_MAX_DOF;
+		lo = fmin(lo, o.steady_dof);
+		assert_true(o.steady_dof <= STATS_STEADY_MAX_DOF && o.steady_dof >= 3);
+	}
+	print_message("calm steady history, 24 runs: steady tail dof at the cap in %zu of %zu "
+	              "(lowest %.0f); A/A flagged in %zu\n",
+	              capped, seeds, lo, flagged);
+	assert_true(capped >= seeds / 2);
+	assert_true(flagged <= 1);
+}
+
 static void test_normal_quantile2(void **state)
 {
 	(void)state;
@@ -1395,6 +1423,7 @@ int main(void)
 	        cmocka_unit_test(test_tail_fit),
 	        cmocka_unit_test(test_tail_scales), cmocka_unit_test(test_tail_group),
 	        cmocka_unit_test(test_tail_steady_own_scale), cmocka_unit_test(test_levels_loaded),
+	        cmocka_unit_test(test_steady_tail_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
