@@ -128,13 +128,13 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
  * Which tail an item is judged with: 1 for an item whose own run-to-run spread is larger than
  * what sampling adds and than STATS_STEADY_CV (memory-bound and branchy code: it swings, and
  * the pooled tail of every item's deviations stays its tail), 0 for one whose counts vary
- * about as sampling says or by at most STATS_STEADY_CV (steady loops). Steady loops do not all tick equally evenly through the timer: one
- * sampling efficiency for all overstates the spread of some of them two- or threefold, and a pool
- * of deviations mixing such narrow items with the swinging ones fits as a heavy tail (t(4), scale
- * 0.58 on a bench history) that takes the steady loops' power. So with at least
- * STATS_TAIL_SCALE_MIN_RUNS history runs each steady item's deviations get their own scale
- * (stats_tail_scales) and the steady items' tail is fitted to their deviations on those
- * scales (stats_tail_fit with group 0); a swinging item keeps the pooled tail (a calm history
+ * about as sampling says or by at most STATS_STEADY_CV (steady loops). Steady loops do not all tick
+ * equally evenly through the timer: one sampling efficiency for all overstates the spread of some
+ * of them two- or threefold, and a pool of deviations mixing such narrow items with the swinging
+ * ones fits as a heavy tail (t(4), scale 0.58 on a bench history) that takes the steady loops'
+ * power. So with at least STATS_TAIL_SCALE_MIN_RUNS history runs each steady item's deviations get
+ * their own scale (stats_tail_scales) and the steady items' tail is fitted to their deviations on
+ * those scales (stats_tail_fit with group 0); a swinging item keeps the pooled tail (a calm history
  * of 10-30 runs does not show a memory-bound function's next slow mode).
  */
 #define STATS_TAIL_GROUPS         2
