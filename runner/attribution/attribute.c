@@ -37,6 +37,7 @@ void attrib_release(struct attrib *a)
 	free(a->tids);
 	free(a->proc_pid);
 	free(a->proc_test);
+	free(a->proc_own);
 	free(a->win);
 	for (size_t i = 0; i < a->nctest; i++) {
 		free(a->ctest[i].name);
@@ -136,6 +137,8 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
+static void proc_set(struct attrib *a, pid_t pid, uint32_t test, int own);
+
 int attrib_control_line(struct attrib *a, const char *line, uint64_t t)
 {
 	const char *p = line;
@@ -147,9 +150,10 @@ int attrib_control_line(struct attrib *a, const char *line, uint64_t t)
 		unsigned long long when = strtoull(p + 1, &end, 10);
 		if (end == p + 1 || errno || (*end != ' ' && *end != '~')) {
 			a->bad_lines++;
-			return cp_error("control line '%.60s': expected '@TIME VERB ID NAME' with TIME "
-			                "in nanoseconds of CLOCK_MONOTONIC",
-			                line);
+			return cp_error(
+			        "control line '%.60s': expected '@TIME VERB ID NAME' with TIME "
+			        "in nanoseconds of CLOCK_MONOTONIC",
+			        line);
 		}
 		if (*end == '~') {
 			a->names_cut++;
@@ -157,7 +161,8 @@ int attrib_control_line(struct attrib *a, const char *line, uint64_t t)
 		}
 		if (*end != ' ') {
 			a->bad_lines++;
-			return cp_error("control line '%.60s': expected a space after the time", line);
+			return cp_error("control line '%.60s': expected a space after the time",
+			                line);
 		}
 		/* A mark cannot come from the future: a clock that disagrees is not trusted. */
 		if (when <= t)
@@ -212,7 +217,8 @@ int attrib_control_line(struct attrib *a, const char *line, uint64_t t)
 		tid_transition(a, (pid_t)id, t, 0);
 		break;
 	default:
-		attrib_proc_mark(a, (pid_t)id, p);
+		proc_set(a, (pid_t)id, profile_intern_name(a->prof, p), 1);
+		a->proc_marks++;
 		break;
 	}
 	free(name);
@@ -243,20 +249,24 @@ static int64_t proc_find(const struct attrib *a, pid_t pid)
 	return hashidx_find(&a->proc_idx, hash_mix((uint64_t)pid ^ 0x77), proc_eq, a, &pid);
 }
 
-static void proc_set(struct attrib *a, pid_t pid, uint32_t test)
+static void proc_set(struct attrib *a, pid_t pid, uint32_t test, int own)
 {
 	int64_t i = proc_find(a, pid);
 	if (i >= 0) {
 		a->proc_test[i] = test;
+		a->proc_own[i] = (unsigned char)own;
 		return;
 	}
 	size_t alloc = a->procs_alloc;
 	ALLOC_GROW(a->proc_pid, a->nprocs + 1, alloc);
 	alloc = a->procs_alloc;
 	ALLOC_GROW(a->proc_test, a->nprocs + 1, alloc);
+	alloc = a->procs_alloc;
+	ALLOC_GROW(a->proc_own, a->nprocs + 1, alloc);
 	a->procs_alloc = alloc;
 	a->proc_pid[a->nprocs] = pid;
 	a->proc_test[a->nprocs] = test;
+	a->proc_own[a->nprocs] = (unsigned char)own;
 	hashidx_insert(&a->proc_idx, hash_mix((uint64_t)pid ^ 0x77), (uint32_t)a->nprocs);
 	a->nprocs++;
 }
@@ -268,7 +278,7 @@ void attrib_proc_mark(struct attrib *a, pid_t pid, const char *test)
 
 void attrib_proc_mark_id(struct attrib *a, pid_t pid, uint32_t test)
 {
-	proc_set(a, pid, test);
+	proc_set(a, pid, test, 0);
 	a->proc_marks++;
 }
 
@@ -280,16 +290,21 @@ uint32_t attrib_proc_test(const struct attrib *a, pid_t pid)
 
 void attrib_proc_fork(struct attrib *a, pid_t pid, pid_t ppid)
 {
+	int64_t c = proc_find(a, pid);
+	if (c >= 0 && a->proc_own[c] && a->proc_test[c])
+		return; /* its own mark, read before this fork: it stays (attribute.h) */
 	int64_t i = proc_find(a, ppid);
 	if (i >= 0 && a->proc_test[i])
-		proc_set(a, pid, a->proc_test[i]);
+		proc_set(a, pid, a->proc_test[i], 0);
 }
 
 void attrib_proc_exit(struct attrib *a, pid_t pid)
 {
 	int64_t i = proc_find(a, pid);
-	if (i >= 0)
+	if (i >= 0) {
 		a->proc_test[i] = 0; /* the slot is reused if the pid comes back */
+		a->proc_own[i] = 0;
+	}
 }
 
 /* ---- output-marker windows ---- */
@@ -297,7 +312,8 @@ void attrib_proc_exit(struct attrib *a, pid_t pid)
 void attrib_window_begin(struct attrib *a, const char *test, uint64_t t)
 {
 	ALLOC_GROW(a->win, a->nwin + 1, a->win_alloc);
-	a->win[a->nwin++] = (struct attrib_window){t, UINT64_MAX, profile_intern_name(a->prof, test)};
+	a->win[a->nwin++] =
+	        (struct attrib_window){t, UINT64_MAX, profile_intern_name(a->prof, test)};
 }
 
 void attrib_window_end(struct attrib *a, const char *test, uint64_t t)

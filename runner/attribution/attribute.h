@@ -91,6 +91,8 @@ struct attrib {
 
 	pid_t *proc_pid; /* process marks: pid -> test */
 	uint32_t *proc_test;
+	unsigned char *proc_own; /* marked by a 'proc' control line (ciprof exec-test): kept
+	                            when the fork that made the process is read later */
 	size_t nprocs, procs_alloc;
 	struct hashidx proc_idx;
 
@@ -131,7 +133,11 @@ int attrib_control_line(struct attrib *a, const char *line, uint64_t t);
 /* The summary's warnings about marks: malformed lines, names cut. */
 void attrib_warn(const struct attrib *a);
 
-/* Process marks: set, inherit at fork, clear at exit. */
+/* Process marks: set, inherit at fork, clear at exit. A process's own mark from a 'proc'
+ * control line (ciprof exec-test) outlives the fork record that made it, which the runner can
+ * read after the mark (the mark comes through a pipe, the fork through the sampling ring): a
+ * test's child running ciprof exec-test keeps its own test. Other marks (CTest naming's,
+ * attrib_proc_mark) give way to the parent's test at fork. */
 void attrib_proc_mark(struct attrib *a, pid_t pid, const char *test);
 /* The same with a test id: a string id of a->prof, or an ATTRIB_UNNAMED_FIRST.. id. */
 void attrib_proc_mark_id(struct attrib *a, pid_t pid, uint32_t test);
