@@ -75,7 +75,10 @@ struct stats_noise {
  * really adds, measured from at least STATS_OWN_MIN_RUNS history runs: the trend
  * log V = log(a P + j) of the items' observed variances V against Poisson's P, fitted over the
  * items holding STATS_POOL_MIN_COUNT samples a run by least absolute deviations (a few
- * memory-bound items do not move it). 1 for Poisson sampling (and with fewer runs); never below
+ * memory-bound items do not move it), and at most the lower quartile of the items' V / P, each
+ * divided by the lower quartile of chi-squared(m - 1) / (m - 1) (a trend is the crowd's, and on
+ * a loaded machine the swinging majority puts it near 1 while the steady loops vary a
+ * twentieth of Poisson's). 1 for Poisson sampling (and with fewer runs); never below
  * STATS_MIN_EFFICIENCY. Every item's spread is then what a P does not explain, and every test
  * takes a times the sampling variance. ciprof report uses a < 1 only where the history's tails
  * can be fitted too (stats_tail_fit).
@@ -154,11 +157,12 @@ int stats_tail_group(const struct stats_noise *nz);
 /*
  * The steady items' fitted tail has at most this many degrees of freedom. Their spread is
  * learned from runs on the machine as it was; a neighbour arriving during the head moves one
- * steady function by 7-25 % now and then (rle_compress +17 %, +21 %, +25 % in three A/A heads
- * of one loaded bench session whose 30 history runs agreed within 4 %), which the fitted
- * near-normal tail (t(20) there) flagged. Judged again with caps of 8, 10, 12 and 16, eight
- * kept bench sessions failed the same A/A builds (10 of 640) and without one 3 more; most
- * histories fit 8 or fewer anyway (docs/benchmarks.md, "Levels from the steady functions").
+ * steady function by 7-25 % now and then, which a near-normal tail fitted to a calm history
+ * (t(20) on one loaded bench session) calls a regression: without a cap three more of that
+ * session's A/A heads with a CPU hog failed (fnv1a_loop +7 %, rle_compress +17 %, test_sort's
+ * total +14 %). Judged again with caps of 8, 10, 12 and 16, eight kept bench sessions failed
+ * the same A/A builds (16 of 640; 19 without a cap); most histories fit 8 or fewer anyway
+ * (docs/benchmarks.md, "Levels from the steady functions").
  */
 #define STATS_STEADY_MAX_DOF 12.0
 

@@ -77,11 +77,13 @@ def scenarios(quick, k):
         s.append((f"+{pct} % on a 20 % function",
                   {"VB_SLOW_FUNC": FUNC20, "VB_SLOW_PCT": str(pct)},
                   ("self", FUNC20), "func", False, n(3)))
-    s.append(("+10 % on a steady 10 % test", {"VB_SLOW_TEST": TEST10, "VB_SLOW_TEST_PCT": "10"},
+    s.append(("+10 % on a steady 10 % test",
+              {"VB_SLOW_TEST": TEST10, "VB_SLOW_TEST_PCT": "10"},
               ("test", TEST10), "test", False, n(8)))
     # Its functions swing 10-15 % from run to run on a loaded machine: +10 % is within the
     # test's own noise, reported for what it is, not a target.
-    s.append(("+10 % on a swinging 10 % test", {"VB_SLOW_TEST": TEST10S, "VB_SLOW_TEST_PCT": "10"},
+    s.append(("+10 % on a swinging 10 % test",
+              {"VB_SLOW_TEST": TEST10S, "VB_SLOW_TEST_PCT": "10"},
               ("test", TEST10S), "test", False, n(8)))
     s.append(("everything +15 %", {"VB_SLOW_ALL": "15"}, None, "shift", False, n(5)))
     return s

@@ -2,22 +2,30 @@
 # `ciprof exec-test NAME` run by a CTest test keeps NAME: the inner command's samples go to
 # NAME, the rest of the test's to the test. The mark comes through a pipe and is applied as
 # read; the fork that made the exec-test process comes through the sampling ring, read in
-# rounds, and used to give the child its parent's test when it was read after the mark (3 of 6
-# runs of this project lost "inner" entirely before the fix). Made certain here, without
-# timing: no doorbells (CIPROF_TEST_NO_BELL=1) and 60 s rounds (CIPROF_TEST_ROUND_MS) leave the
-# rings unread until ctest ends, so every fork is read after every mark.
+# rounds, and used to give the child its parent's test when it was read after the mark. With
+# the default rounds that lost "inner" entirely in 3 of 6 runs before the fix (f2ddcb1^) and in
+# 0 of 8 after it, on a project like this one built by hand (B its build directory; a plain
+# CPU loop for burn):
+#   for i in 1 2 3 4 5 6; do CIPROF_TRUTH=/tmp/t ciprof run --db /tmp/n$i.db -- ctest --test-dir B
+#       ciprof show --db /tmp/n$i.db --by test; done
+# Made certain here, without timing: no doorbells (CIPROF_TEST_NO_BELL=1) and 60 s rounds
+# (CIPROF_TEST_ROUND_MS) leave the rings unread until ctest ends, so every fork is read after
+# every mark; the build before the fix fails this test every time (3 of 3:
+# CIPROF=OLD/ciprof bash tests/integration/test_exec_test_nested.sh).
 . "$(dirname "$0")/lib.sh"
 
 require_sampling
 ctest_project burn < <(
-	printf 'add_test(NAME outer COMMAND sh -c "%s exec-test inner -- %s inner 150 15; %s outer 150 15")\n' \
-		"$CIPROF" '$<TARGET_FILE:burn>' '$<TARGET_FILE:burn>'
+	burn='$<TARGET_FILE:burn>'
+	printf 'add_test(NAME outer COMMAND sh -c "%s exec-test inner -- %s; %s")\n' \
+		"$CIPROF" "$burn inner 150 15" "$burn outer 150 15"
 )
 
 run_capture run env CIPROF_TEST_NO_BELL=1 CIPROF_TEST_ROUND_MS=60000 CIPROF_TRUTH="$TMP/truth" \
 	"$CIPROF" run --db "$TMP/n.db" -- ctest --test-dir "$B" --output-on-failure
 expect_rc "ciprof run -- ctest" 0 run
-[ "$(wc -l <"$TMP/truth" 2>/dev/null)" = 2 ] || fail "burn did not run twice: $(cat "$TMP/truth" 2>/dev/null)"
+[ "$(wc -l <"$TMP/truth" 2>/dev/null)" = 2 ] ||
+	fail "burn did not run twice: $(cat "$TMP/truth" 2>/dev/null)"
 
 "$CIPROF" show --db "$TMP/n.db" --by test --format json >"$TMP/tests.json" ||
 	fail "ciprof show --by test failed"

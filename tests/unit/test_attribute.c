@@ -195,8 +195,8 @@ static void test_precedence_and_fork(void **state)
 /* A test's child running `ciprof exec-test NAME` keeps NAME when the runner reads the fork
  * that made it after the mark (the mark comes through a pipe, the fork through the sampling
  * ring): before, the fork gave it its parent's test, and a CTest test's inner exec-test lost
- * all its samples to the outer test in 3 of 6 runs (docs/attribution.md). A later process on
- * the pid, after the exit, inherits at fork again. */
+ * all its samples to the outer test in 3 of 6 runs (test_exec_test_nested.sh's header). A later
+ * process on the pid, after the exit, inherits at fork again. */
 static void test_own_mark_outlives_fork(void **state)
 {
 	(void)state;

@@ -1188,8 +1188,8 @@ static void test_tail_fit(void **state)
  * the precise ones: levels weighted by the spread each item shows (efficiency
  * STATS_MIN_EFFICIENCY) follow them, and the efficiency is the steadiest quarter's, not the
  * crowd's trend. With Poisson-floored weights (a = 1, as before) the levels followed the
- * swinging half: the steady loops then spread 4 % around them and the efficiency came out
- * 0.74, burying +30 % of a 5 % loop in Poisson's 9 %.
+ * swinging half: on /tmp/vh1 the steady loops then spread 4 % around them and the efficiency
+ * came out 0.74, burying +30 % of a 5 % loop in Poisson's 9 %.
  */
 static void test_levels_loaded(void **state)
 {
