@@ -506,8 +506,10 @@ static int same_rate(const struct report_diff *d, struct profile *const *runs, s
 /*
  * The steady items' own tail (stats_tail_group): with STATS_TAIL_SCALE_MIN_RUNS history runs
  * and a suite whose head can be checked (deflate), each steady function's deviations get
- * their own scale (stats_tail_scales) and the steady functions' tail is fitted to them;
- * otherwise, and for the swinging items always, the pooled tail d->tail_dof, d->tail_scale.
+ * their own scale (stats_tail_scales) and the steady functions' tail is fitted to them, and
+ * the clean ones' (group 2: never beyond STATS_CLEAN_JUMP) to theirs alone (the steady tail
+ * when too few); otherwise, and for the swinging items always, the pooled tail d->tail_dof,
+ * d->tail_scale.
  * Returns the prior of the functions' scales for the tests' and totals' (0: no own scales).
  */
 static double steady_tail(struct report_diff *d, const double *xs, size_t nf, size_t m,
@@ -526,6 +528,12 @@ static double steady_tail(struct report_diff *d, const double *xs, size_t nf, si
 	if (stats_tail_fit(xs, nf, m, tot, level, nz, a, 0, &nu, &scale)) {
 		d->group_dof[0] = fmin(nu, STATS_STEADY_MAX_DOF);
 		d->group_scale[0] = scale;
+	}
+	d->group_dof[2] = d->group_dof[0];
+	d->group_scale[2] = d->group_scale[0];
+	if (stats_tail_fit(xs, nf, m, tot, level, nz, a, 2, &nu, &scale)) {
+		d->group_dof[2] = fmin(nu, STATS_STEADY_MAX_DOF);
+		d->group_scale[2] = scale;
 	}
 	return prior;
 }

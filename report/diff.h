@@ -6,6 +6,7 @@
 #define CP_REPORT_DIFF_H
 
 #include "model/profile.h"
+#include "report/stats.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -144,9 +145,9 @@ struct report_diff {
 	size_t history_runs;               /* base-branch runs the noise was learned from */
 	double tail_dof, tail_scale;       /* Student's t fitted to the history's deviations
 	                                      (stats_tail_fit; infinite and 1: normal) */
-	double group_dof[2], group_scale[2]; /* the tail each stats_tail_group is judged with
-	                                        (STATS_TAIL_GROUPS): 0 the steady items' own
-	                                        (see steady_tail in diff.c), 1 the pooled one */
+	double group_dof[STATS_TAIL_GROUPS], group_scale[STATS_TAIL_GROUPS];
+	/* the tail each stats_tail_group is judged with: 0 the steady items' own (see steady_tail
+	 * in diff.c), 1 the pooled one, 2 the clean steady items' own */
 	double head_spread;                /* variance of log time per item added to every
 	                                      log-ratio test for a head run noisier than its
 	                                      history (0: none; see deflate in diff.c) */

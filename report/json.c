@@ -137,6 +137,10 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(sum, "steady_tail_dof",
 		                    isinf(d->group_dof[0]) ? json_null() : jnum(d->group_dof[0]));
 		json_object_set_new(sum, "steady_tail_scale", jnum(d->group_scale[0]));
+		/* the clean steady items' (stats_tail_group 2: their history never jumped) */
+		json_object_set_new(sum, "clean_tail_dof",
+		                    isinf(d->group_dof[2]) ? json_null() : jnum(d->group_dof[2]));
+		json_object_set_new(sum, "clean_tail_scale", jnum(d->group_scale[2]));
 		json_object_set_new(root, "summary", sum);
 		json_t *opts = json_object();
 		json_object_set_new(opts, "min_change", jnum(d->opts.min_change));

@@ -330,6 +330,35 @@ static double t_loglik(const double *r, size_t n, double nu, double s)
 	return ll;
 }
 
+/* Whether an item is judged within group: the clean items (2) are steady (0) too. */
+static int in_group(const struct stats_noise *nz, int group)
+{
+	int g = stats_tail_group(nz);
+	return g == group || (group == 0 && g == 2);
+}
+
+/* The farthest of row's m deviations from its median, on the log scale, in robust standard
+ * deviations (at least half of sd, its sampling's). */
+static double farthest(const double *row, size_t m, const double *level, double all, double sd)
+{
+	double n = 0;
+	for (size_t i = 0; i < m; i++)
+		n += row[i];
+	double *y = xmalloc(st_mult(m, sizeof(*y))), *d = xmalloc(st_mult(m, sizeof(*d)));
+	for (size_t i = 0; i < m; i++)
+		y[i] = log((row[i] + 0.5) / (n * level[i] / all + 0.5));
+	memcpy(d, y, m * sizeof(*d));
+	double med = stats_median(d, m);
+	for (size_t i = 0; i < m; i++)
+		d[i] = fabs(y[i] - med);
+	double rs = fmax(1.4826 * stats_median(d, m), 0.5 * sd), far = 0;
+	for (size_t i = 0; i < m; i++)
+		far = fmax(far, fabs(y[i] - med) / rs);
+	free(y);
+	free(d);
+	return far;
+}
+
 int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, const double *level,
                    const struct stats_noise *nz, double a, int group, double *nu, double *scale)
 {
@@ -347,7 +376,7 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
 		const double *row = x + f * m;
 		double var, samp, cnt;
 		item_moments(row, m, level, all, &var, &samp, &cnt);
-		if (cnt < STATS_POOL_MIN_COUNT || (group >= 0 && stats_tail_group(&nz[f]) != group))
+		if (cnt < STATS_POOL_MIN_COUNT || (group >= 0 && !in_group(&nz[f], group)))
 			continue;
 		double v = a * samp + nz[f].extra, sy = 0;
 		double tot = cnt * (double)m;
@@ -410,7 +439,8 @@ double stats_tail_scales(const double *x, size_t nf, size_t m, const double *tot
 		/* The sum of its squared deviations, var (m - 1), over the variance stats_tail_fit
 		 * divides them by, v (m - 1) / m. */
 		ss[f] = var * (double)m / v;
-		has[f] = stats_tail_group(&nz[f]) == 0;
+		has[f] = stats_tail_group(&nz[f]) != 1;
+		nz[f].jump = farthest(x + f * m, m, level, all, sqrt(a * samp));
 		pool += ss[f] / (double)m;
 		np++;
 	}
@@ -427,7 +457,9 @@ double stats_tail_scales(const double *x, size_t nf, size_t m, const double *tot
 
 int stats_tail_group(const struct stats_noise *nz)
 {
-	return nz->extra > fmax(nz->sampling, STATS_STEADY_CV * STATS_STEADY_CV);
+	if (nz->extra > fmax(nz->sampling, STATS_STEADY_CV * STATS_STEADY_CV))
+		return 1;
+	return nz->jump > 0 && nz->jump <= STATS_CLEAN_JUMP ? 2 : 0;
 }
 
 double stats_sampling_efficiency(const double *x, size_t nf, size_t m, const double *total,
@@ -735,7 +767,7 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
 	unsigned char *votes = xcalloc(nf ? nf : 1, 1);
 	size_t nv = 0;
 	for (size_t f = 0; f < nf; f++) {
-		out[f] = (struct stats_noise){0, prior_dof, 0, 0, 1};
+		out[f] = (struct stats_noise){0, prior_dof, 0, 0, 1, 0};
 		if (m < 2 || !(all > 0))
 			continue;
 		double var, samp, n;

@@ -64,6 +64,8 @@ struct stats_noise {
 	                    item's mean count (0 when m < 2 or it has no samples) */
 	double scale;    /* its history's deviations' own scale against the model
 	                    (stats_tail_scales; 1 until then) */
+	double jump;     /* its history's farthest deviation from its median run, in robust
+	                    standard deviations (stats_tail_scales; 0 until then) */
 };
 
 #define STATS_PRIOR_DOF 8.0
@@ -122,8 +124,9 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
  */
 #define STATS_TAIL_MIN 40
 /* Returns 1 when fitted, 0 (normal: *nu infinite, *scale 1) with fewer runs or deviations.
- * group < 0 pools every item; else only the items of that stats_tail_group. Each item's
- * deviations are divided by its nz[f].scale (stats_tail_scales; 1 before). */
+ * group < 0 pools every item; else only the items of that stats_tail_group (group 0 takes
+ * group 2's too). Each item's deviations are divided by its nz[f].scale (stats_tail_scales;
+ * 1 before). */
 int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, const double *level,
                    const struct stats_noise *nz, double a, int group, double *nu, double *scale);
 
@@ -138,9 +141,11 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
  * power. So with at least STATS_TAIL_SCALE_MIN_RUNS history runs each steady item's deviations get
  * their own scale (stats_tail_scales) and the steady items' tail is fitted to their deviations on
  * those scales (stats_tail_fit with group 0); a swinging item keeps the pooled tail (a calm history
- * of 10-30 runs does not show a memory-bound function's next slow mode).
+ * of 10-30 runs does not show a memory-bound function's next slow mode). 2 for a steady item whose
+ * history never jumped (STATS_CLEAN_JUMP, known once stats_tail_scales has looked): judged on the
+ * clean items' own tail (stats_tail_fit with group 2; group 0 takes them too).
  */
-#define STATS_TAIL_GROUPS         2
+#define STATS_TAIL_GROUPS         3
 #define STATS_TAIL_SCALE_MIN_RUNS 20
 /*
  * An item whose own spread is at most this coefficient of variation is steady too, whatever
@@ -153,6 +158,20 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
  * (docs/benchmarks.md, "Steady in absolute terms").
  */
 #define STATS_STEADY_CV 0.03
+/*
+ * A steady item whose history never went farther than this many robust standard deviations
+ * (1.4826 times the median absolute deviation from its median run, at least half its
+ * sampling's) is clean: tail group 2, steady items (group 0 too) with a tail of their own.
+ * The steady functions' heavy tail is not everyone's: on a bench history (t(4), scale 0.63) it
+ * came from a few loops (sort_ints, rle_compress, popcount) that jumped 6-13 robust standard
+ * deviations in a run or two of 30, while crc32, adler32 and fnv1a never went beyond 4; a
+ * test of those three, +10 % (q = 0.0015 on that tail), was found in 0 of 16 heads. Judged
+ * again on the clean items' own tail, 17 kept bench sessions (2,720 heads) failed the same 21
+ * of 1,360 A/A builds and found that test in 34 of 80 heads (before: 18; 13 of 16 on the calm
+ * session), +20 % of a steady 5 % function in 111 of 170 (98). docs/benchmarks.md, "Clean
+ * steady items".
+ */
+#define STATS_CLEAN_JUMP 6.0
 int stats_tail_group(const struct stats_noise *nz);
 /*
  * The steady items' fitted tail has at most this many degrees of freedom. Their spread is
@@ -167,13 +186,14 @@ int stats_tail_group(const struct stats_noise *nz);
 #define STATS_STEADY_MAX_DOF 12.0
 
 /*
- * Each steady item's (stats_tail_group 0, STATS_POOL_MIN_COUNT samples a run) own tail scale:
+ * Each steady item's (stats_tail_group 0 or 2, STATS_POOL_MIN_COUNT samples a run) own tail scale:
  * nz[f].scale = sqrt((k * prior + S) / (k + m)), S the sum of its m squared deviations as
  * stats_tail_fit standardises them, shrunk toward prior by k = STATS_PRIOR_DOF runs. prior < 0:
  * the mean of S / m over all items holding STATS_POOL_MIN_COUNT samples a run, swinging ones
  * too (for the functions' self times); else the value given (for tests and totals, the
  * functions'). Every other item's scale is 1, and all are 1 with fewer than
- * STATS_TAIL_SCALE_MIN_RUNS runs. Returns the prior used (1 then).
+ * STATS_TAIL_SCALE_MIN_RUNS runs. Also sets each such item's nz[f].jump (STATS_CLEAN_JUMP).
+ * Returns the prior used (1 then).
  */
 double stats_tail_scales(const double *x, size_t nf, size_t m, const double *total,
                          const double *level, double a, double prior, struct stats_noise *nz);

@@ -78,8 +78,11 @@ struct synth {
 	                      with group[i] set (memory-bound code slowed together by a
 	                      neighbour sharing the caches) */
 	unsigned char group[SYN_NFUNCS];
-	double feff[SYN_NFUNCS]; /* a function's own sampling efficiency (0: efficiency): steady
-	                            loops tick unequally evenly through the timer */
+	double feff[SYN_NFUNCS];  /* a function's own sampling efficiency (0: efficiency): steady
+	                             loops tick unequally evenly through the timer */
+	double fjump[SYN_NFUNCS]; /* the chance a run slows function i by jump (0: never): a
+	                             neighbour's burst during one steady loop */
+	double jump;              /* that slowdown's factor */
 };
 
 /* A count with mean lambda sampled at efficiency e: Poisson when e is 0 or 1, else rounded
@@ -104,6 +107,7 @@ static void synth_init(struct synth *s, double seconds, double hz)
 		s->factor[i] = 1;
 		s->fjitter[i] = 0;
 		s->feff[i] = 0;
+		s->fjump[i] = 0;
 	}
 	for (int i = 0; i < SYN_NFUNCS; i++)
 		s->weight[i] /= sum;
@@ -112,6 +116,7 @@ static void synth_init(struct synth *s, double seconds, double hz)
 	s->jitter = 0;
 	s->efficiency = 0;
 	s->gjitter = 0;
+	s->jump = 1;
 	memset(s->group, 0, sizeof(s->group));
 }
 
@@ -156,6 +161,8 @@ static struct profile *synth_run(const struct synth *s, struct rng *r, double sc
 			mult *= exp(s->fjitter[i] * rng_normal(r));
 		if (s->group[i])
 			mult *= gmult;
+		if (s->fjump[i] > 0 && rng_uniform(r) < s->fjump[i])
+			mult *= s->jump;
 		double lambda = total_samples * s->weight[i] * mult;
 		double eff = s->feff[i] > 0 ? s->feff[i] : s->efficiency;
 		uint32_t tid = profile_intern(p, test);
