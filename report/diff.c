@@ -171,6 +171,7 @@ static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b
 	c->dof = nz->dof;
 	c->tail = stats_tail_group(nz);
 	c->tail_scale = nz->scale > 0 ? nz->scale : 1;
+	c->jump = nz->jump;
 	double nb = (double)d->base_runs;
 	/* The head run's own spread, plus the baseline's (an average of base_runs runs). */
 	double extra = nz->extra * (1 + 1 / nb) + d->scale_variance + d->shift_variance;

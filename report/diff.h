@@ -82,6 +82,8 @@ struct report_cmp {
 	double stat_dof;
 	int tail;          /* the history's tail it is judged with (stats_tail_group) */
 	double tail_scale; /* and its own scale within it (stats_tail_scales; 1: none) */
+	double jump;       /* its history's farthest deviation in robust standard deviations
+	                      (stats_noise.jump; 0: not measured) */
 	int tested;      /* judged: share >= min_share on one side, and not an attribution change
 	                    (a test new, gone, or "(outside tests)" when tests were attributed)
 	                    nor a frame ciprof makes */

@@ -40,6 +40,16 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 	                                                : json_string(report_context_reason(
 	                                                          c->context)));
 	json_object_set_new(o, "noise_cv", jnum(sqrt(c->noise)));
+	if (!ab) {
+		/* which of the history's tails it is judged with, and its history's farthest
+		 * deviation from its median run in robust standard deviations (null: not
+		 * measured: fewer than 20 history runs or 20 samples a run) */
+		static const char *const tails[STATS_TAIL_GROUPS] = {"steady", "swinging",
+		                                                     "clean"};
+		json_object_set_new(o, "tail", json_string(tails[c->tail]));
+		json_object_set_new(o, "history_jump",
+		                    c->jump > 0 ? jnum(c->jump) : json_null());
+	}
 	json_object_set_new(o, "base_seconds", jnum(c->base_seconds));
 	json_object_set_new(o, "head_seconds", jnum(c->head_seconds));
 	json_object_set_new(o, "base_samples", jnum(c->base_count));
