@@ -110,6 +110,8 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(scale, "functions",
 		                    json_integer((json_int_t)d->scale_functions));
 		json_object_set_new(scale, "estimated", json_boolean(d->scale_estimated));
+		/* its own standard error on the log scale, added to every test */
+		json_object_set_new(scale, "factor_cv", jnum(sqrt(d->scale_variance)));
 		const char *shift = "none";
 		if (d->scale_estimated && fabs(d->scale - 1) >= d->opts.min_change)
 			shift = d->scale > 1 ? "slower" : "faster";
