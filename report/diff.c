@@ -297,6 +297,40 @@ static void judge(struct report_diff *d)
 	free(p);
 }
 
+/*
+ * Which regressions may fail the build (report_cmp.gates, d->ngating). With
+ * STATS_TAIL_SCALE_MIN_RUNS history runs or more, every one. With fewer, the history cannot show
+ * how often a function jumps by chance, and its fitted tail is too light: a regression gates
+ * only if it is significant with every log-ratio test judged on at most
+ * t(STATS_SHORT_MAX_DOF) as well (Benjamini-Hochberg again over the same items); the report
+ * still shows the others, and report_advisory says why they do not fail the build.
+ */
+static void short_history_gate(struct report_diff *d)
+{
+	d->ngating = 0;
+	int all = d->history_runs >= STATS_TAIL_SCALE_MIN_RUNS;
+	double *p = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*p)));
+	size_t n = 0;
+	for (size_t i = 0; i < d->nitems && !all; i++) {
+		const struct report_cmp *c = &d->items[i].cmp;
+		if (!c->tested)
+			continue;
+		p[n++] = c->ratio_test ? ratio_p(d, c->tail, c->tail_scale,
+		                                 c->stat_y / sqrt(c->stat_v + d->head_spread),
+		                                 fmin(c->stat_dof, STATS_SHORT_MAX_DOF))
+		                       : c->p;
+	}
+	stats_bh(p, n, p);
+	n = 0;
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_cmp *c = &d->items[i].cmp;
+		double q = all || !c->tested ? c->q : p[n++];
+		c->gates = c->kind == REPORT_REGRESSION && q <= d->opts.alpha;
+		d->ngating += (size_t)c->gates;
+	}
+	free(p);
+}
+
 static int group_of(const struct report_item *it)
 {
 	return it->cmp.kind == REPORT_REGRESSION ? 0 : it->cmp.kind == REPORT_IMPROVEMENT ? 1 : 2;
@@ -834,6 +868,7 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	judge(d);
 
 	report_diff_settle(d);
+	short_history_gate(d);
 
 	free(res_h);
 	free(res_b);

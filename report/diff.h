@@ -90,6 +90,9 @@ struct report_cmp {
 	enum report_context context; /* why not, when !tested */
 	int significant; /* q <= alpha and |change| >= min_change */
 	enum report_kind kind;
+	int gates; /* a regression that may fail the build: with fewer than
+	              STATS_TAIL_SCALE_MIN_RUNS history runs, only one significant on a tail of
+	              at most t(STATS_SHORT_MAX_DOF) too (see short_history_gate in diff.c) */
 	/* ciprof ab only (0 otherwise): the standard deviation of the rounds' log head/base
 	 * ratios, and whether the item is still undecided (never a change) */
 	double spread;
@@ -165,6 +168,7 @@ struct report_diff {
 	struct report_item *items;         /* sorted: flagged first, biggest change first */
 	size_t nitems;
 	size_t ntested, nregressed, nimproved;
+	size_t ngating; /* regressions that gate (report_cmp.gates) */
 	enum report_verdict verdict;
 	struct report_tree tree;
 	const struct report_ab *ab; /* borrowed; set by ciprof ab (NULL otherwise) */

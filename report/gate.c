@@ -1,6 +1,7 @@
 /* The gate behind --fail-on-regression, one rule for ciprof report: a regression fails a build
- * only when the noise model had history to learn from and the baseline is the head's own base;
- * a --base that names nothing is an error, never a pass. */
+ * only when the noise model had history to learn from (and, with fewer than 20 runs, the change
+ * stands out from a function's rare jump: report_cmp.gates) and the baseline is the head's own
+ * base; a --base that names nothing is an error, never a pass. */
 #include "report/report.h"
 #include "common/xalloc.h"
 
@@ -13,6 +14,13 @@ char *report_advisory(const struct report_baseline *b, const struct report_diff 
 		                 "verdicts gate the build from %d on",
 		                 d->history_runs, d->history_runs == 1 ? "" : "s",
 		                 REPORT_MIN_HISTORY);
+	if (d->verdict == REPORT_REGRESSED && !d->ngating)
+		return xasprintf(
+		        "the base branch has %zu runs, fewer than the %d that show how often "
+		        "a function jumps by chance, and no regression here stands out "
+		        "from such a jump; regressions this size gate the build from %d "
+		        "runs on",
+		        d->history_runs, STATS_TAIL_SCALE_MIN_RUNS, STATS_TAIL_SCALE_MIN_RUNS);
 	if (b->fallback)
 		return xstrdup("no base run at the merge-base: the baseline is older runs of the "
 		               "base branch, which lack its latest changes");

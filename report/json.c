@@ -44,11 +44,12 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 		/* which of the history's tails it is judged with, and its history's farthest
 		 * deviation from its median run in robust standard deviations (null: not
 		 * measured: fewer than 20 history runs or 20 samples a run) */
-		static const char *const tails[STATS_TAIL_GROUPS] = {"steady", "swinging",
-		                                                     "clean"};
+		static const char *const tails[STATS_TAIL_GROUPS] = {"steady", "swinging", "clean"};
 		json_object_set_new(o, "tail", json_string(tails[c->tail]));
-		json_object_set_new(o, "history_jump",
-		                    c->jump > 0 ? jnum(c->jump) : json_null());
+		json_object_set_new(o, "history_jump", c->jump > 0 ? jnum(c->jump) : json_null());
+		/* a regression that may fail the build (report_cmp.gates) */
+		if (c->kind == REPORT_REGRESSION)
+			json_object_set_new(o, "gates", json_boolean(c->gates));
 	}
 	json_object_set_new(o, "base_seconds", jnum(c->base_seconds));
 	json_object_set_new(o, "head_seconds", jnum(c->head_seconds));
@@ -125,6 +126,9 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(sum, "head_samples", jnum(d->head_samples));
 		json_object_set_new(sum, "comparisons", json_integer((json_int_t)d->ntested));
 		json_object_set_new(sum, "regressions", json_integer((json_int_t)d->nregressed));
+		/* of them, those that may fail the build */
+		json_object_set_new(sum, "gating_regressions",
+		                    json_integer((json_int_t)d->ngating));
 		json_object_set_new(sum, "improvements", json_integer((json_int_t)d->nimproved));
 		json_object_set_new(sum, "run_to_run_cv", jnum(sqrt(d->extra_variance)));
 		json_object_set_new(sum, "spread_measured", json_boolean(d->extra_estimated));

@@ -442,4 +442,8 @@ void paired_apply(struct report_diff *d, const struct paired_judgement *j)
 	d->opts.alpha = j->alpha_look;
 	report_diff_settle(d);
 	d->ntested = j->ntested;
+	/* Paired rounds gate on their own rule (cmd_ab): every regression. */
+	for (size_t i = 0; i < d->nitems; i++)
+		d->items[i].cmp.gates = d->items[i].cmp.kind == REPORT_REGRESSION;
+	d->ngating = d->nregressed;
 }

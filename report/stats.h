@@ -184,6 +184,20 @@ int stats_tail_group(const struct stats_noise *nz);
  * (docs/benchmarks.md, "Levels from the steady functions").
  */
 #define STATS_STEADY_MAX_DOF 12.0
+/*
+ * With fewer than STATS_TAIL_SCALE_MIN_RUNS history runs a regression fails the build only if it
+ * is significant on a tail of at most this many degrees of freedom too: ten to twenty runs
+ * rarely hold a function's slow mode, and the tail fitted to them is too light (a memory-bound
+ * walk +35-53 % in 5 of 80 A/A heads after a 10-run history that fitted the normal; fib
+ * +38-57 % in 3 after 12-18 runs that fitted t(8)-t(10)). Of 26 A/A build failures in 1,520
+ * heads of 19 kept bench sessions, 22 came after fewer than 20 runs; with the tail itself capped
+ * so, 6 remained (with t(6), 10), and +30 % of a steady 5 % function was still flagged in 148
+ * of 190 heads (155). Capping the tail itself costs a short history every change under 15
+ * standard deviations (the unit tests' +30 % of a 5 % function: 0 of 100), so the report still
+ * shows them; they gate the build from STATS_TAIL_SCALE_MIN_RUNS runs on.
+ * docs/benchmarks.md, "Short histories".
+ */
+#define STATS_SHORT_MAX_DOF 4.0
 
 /*
  * Each steady item's (stats_tail_group 0 or 2, STATS_POOL_MIN_COUNT samples a run) own tail scale:

@@ -1,8 +1,9 @@
 #!/bin/bash
 # ciprof report end to end, on the real binary: examples/regression-demo (3 runs of main, one
 # pull-request run in which hash_keys() does 30 % more work) must report exactly that function
-# as the top regression; ten A/A comparisons of the unchanged program must flag nothing; the
-# formats must be well-formed (SVG and HTML parse as XML) and exit codes follow the contract.
+# as the top regression (advisory on 3 runs); ten A/A comparisons of the unchanged program must
+# fail no build and flag something in at most one; the formats must be well-formed (SVG and
+# HTML parse as XML) and exit codes follow the contract.
 . "$(dirname "$0")/lib.sh"
 
 DEMO=$TMP/demo
@@ -63,8 +64,17 @@ PY
 [ "$FAILURES" -eq 0 ] && ok "hash_keys is the top regression (self, significant); nothing else flagged"
 
 # --- exit codes ---
+# Three runs of main cannot show how often a function jumps by chance: the +30 % is reported,
+# and gates the build only from 20 runs on (report/stats.h, STATS_SHORT_MAX_DOF; a change that
+# stands out from such a jump gates earlier: tests/unit/test_report_gate.c,
+# tests/integration/test_report_wide.sh).
 report --base main --fail-on-regression
-expect_rc "--fail-on-regression with a regression" 1 r
+expect_rc "--fail-on-regression with a regression on 3 runs is advisory" 0 r
+expect_grep "it says why" "$TMP/r.out" "fewer than the 20 that show how often a function jumps"
+report --base main --format json
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); h=[f for f in r["functions"] if f["name"]=="hash_keys" and f["measure"]=="self"][0]; sys.exit(0 if r["advisory"] and r["summary"]["gating_regressions"]==0 and h["gates"] is False else 1)' \
+	"$TMP/r.out" && ok "JSON: advisory, hash_keys regressed but does not gate" ||
+	check_failed "JSON: advisory, gating_regressions and gates not as expected"
 report --base main --format bogus
 expect_rc "an unknown format is a usage error" 2 r
 report --base main --alpha 2
@@ -190,7 +200,9 @@ else
 	echo "note [$TEST_NAME]: xmllint not installed (Debian: libxml2-utils); checked with python only" >&2
 fi
 
-# --- A/A: ten comparisons of identical code flag nothing ---
+# --- A/A: ten comparisons of identical code fail no build, and flag something in at most one ---
+# (issue 10's bar: a function of identical code jumps now and then, 18 % once on a loaded
+# machine with 4 history runs; on so short a history such a jump never gates the build)
 # Back on main (the unchanged program), 8 more runs: main then has 11 runs at one commit.
 git -C "$REPO" checkout -q main || fail "cannot check out main in the demo repository"
 make -s -C "$REPO" >/dev/null 2>&1 || fail "cannot rebuild the demo suite on main"
@@ -205,7 +217,8 @@ set -- $ids
 shift # the first run has no earlier run to compare with
 flagged=0
 for head in "$@"; do
-	report --head "$head" --base main --format json
+	report --head "$head" --base main --format json --fail-on-regression
+	[ "$RC" -eq 0 ] || check_failed "A/A head $head failed the build (exit $RC)"
 	summary=$(python3 - "$TMP/r.out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -215,8 +228,9 @@ print(f"{r['verdict']} base={r['base']} factor={r['scale']['factor']:.3f} "
       f"cv={r['summary']['run_to_run_cv']:.3f} flagged=[{', '.join(flags)}]")
 sys.exit(1 if flags or r["verdict"] != "ok" else 0)
 PY
-	) || { flagged=$((flagged + 1)); check_failed "A/A head $head: $summary"; continue; }
+	) || flagged=$((flagged + 1))
 	echo "     A/A head $head: $summary"
 done
-[ "$flagged" -eq 0 ] && ok "ten A/A comparisons of identical code flag nothing"
+[ "$flagged" -le 1 ] && ok "ten A/A comparisons of identical code: $flagged flagged anything" ||
+	check_failed "$flagged of ten A/A comparisons flagged something"
 finish
