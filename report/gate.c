@@ -15,12 +15,10 @@ char *report_advisory(const struct report_baseline *b, const struct report_diff 
 		                 d->history_runs, d->history_runs == 1 ? "" : "s",
 		                 REPORT_MIN_HISTORY);
 	if (d->verdict == REPORT_REGRESSED && !d->ngating)
-		return xasprintf(
-		        "the base branch has %zu runs, fewer than the %d that show how often "
-		        "a function jumps by chance, and no regression here stands out "
-		        "from such a jump; regressions this size gate the build from %d "
-		        "runs on",
-		        d->history_runs, STATS_TAIL_SCALE_MIN_RUNS, STATS_TAIL_SCALE_MIN_RUNS);
+		return xasprintf("the base branch has %zu runs, fewer than the %d that show how "
+		                 "often a function jumps by chance, and no regression here stands "
+		                 "out from such a jump",
+		                 d->history_runs, STATS_TAIL_SCALE_MIN_RUNS);
 	if (b->fallback)
 		return xstrdup("no base run at the merge-base: the baseline is older runs of the "
 		               "base branch, which lack its latest changes");
