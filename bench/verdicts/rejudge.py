@@ -60,7 +60,9 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("ciprof", nargs="+")
     ap.add_argument("--alpha", type=float)
-    ap.add_argument("-v", "--verbose", action="store_true", help="print every flag")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="print every head's flags, its history runs and whether it failed the "
+                         "build")
     a = ap.parse_args()
     repo = os.path.join(a.dir, "repo")
     heads = json.load(open(os.path.join(a.dir, "heads.json")))
@@ -80,7 +82,9 @@ def main():
             for key in ("fail", "flagged", "found", "others", "shift"):
                 st[key] += s[key]
             if a.verbose and s["flags"]:
-                print(f"  [{k}] head {h['id']} {h['scenario']}: {', '.join(s['flags'])}",
+                hist = r.get("summary", {}).get("history_runs")
+                print(f"  [{k}] head {h['id']} {h['scenario']} ({hist} history runs"
+                      f"{', build failed' if s['fail'] else ''}): {', '.join(s['flags'])}",
                       flush=True)
     names = " | ".join(f"[{k}] fail / found / others" for k in range(len(bins)))
     for k, c in enumerate(bins):
