@@ -325,6 +325,7 @@ static void short_history_gate(struct report_diff *d)
 	for (size_t i = 0; i < d->nitems; i++) {
 		struct report_cmp *c = &d->items[i].cmp;
 		double q = all || !c->tested ? c->q : p[n++];
+		c->gate_q = q;
 		c->gates = c->kind == REPORT_REGRESSION && q <= d->opts.alpha;
 		d->ngating += (size_t)c->gates;
 	}

@@ -90,9 +90,10 @@ struct report_cmp {
 	enum report_context context; /* why not, when !tested */
 	int significant; /* q <= alpha and |change| >= min_change */
 	enum report_kind kind;
-	int gates; /* a regression that may fail the build: with fewer than
-	              STATS_TAIL_SCALE_MIN_RUNS history runs, only one significant on a tail of
-	              at most t(STATS_SHORT_MAX_DOF) too (see short_history_gate in diff.c) */
+	int gates;     /* a regression that may fail the build: with fewer than
+	                  STATS_TAIL_SCALE_MIN_RUNS history runs, only one significant on a tail
+	                  of at most t(STATS_SHORT_MAX_DOF) too (see short_history_gate in diff.c) */
+	double gate_q; /* the q that decides it (q itself with enough history) */
 	/* ciprof ab only (0 otherwise): the standard deviation of the rounds' log head/base
 	 * ratios, and whether the item is still undecided (never a change) */
 	double spread;

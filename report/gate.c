@@ -5,6 +5,8 @@
 #include "report/report.h"
 #include "common/xalloc.h"
 
+#include <math.h>
+
 char *report_advisory(const struct report_baseline *b, const struct report_diff *d)
 {
 	if (!d)
@@ -14,11 +16,19 @@ char *report_advisory(const struct report_baseline *b, const struct report_diff 
 		                 "verdicts gate the build from %d on",
 		                 d->history_runs, d->history_runs == 1 ? "" : "s",
 		                 REPORT_MIN_HISTORY);
-	if (d->verdict == REPORT_REGRESSED && !d->ngating)
+	if (d->verdict == REPORT_REGRESSED && !d->ngating) {
+		/* Numbers only: a name here would reach every output unescaped. */
+		double best = 1;
+		for (size_t i = 0; i < d->nitems; i++)
+			if (d->items[i].cmp.kind == REPORT_REGRESSION)
+				best = fmin(best, d->items[i].cmp.gate_q);
 		return xasprintf("the base branch has %zu runs, fewer than the %d that show how "
 		                 "often a function jumps by chance, and no regression here stands "
-		                 "out from such a jump",
-		                 d->history_runs, STATS_TAIL_SCALE_MIN_RUNS);
+		                 "out from such a jump (the strongest has q = %.2g on a t(%.0f) "
+		                 "tail; the gate needs %g)",
+		                 d->history_runs, STATS_TAIL_SCALE_MIN_RUNS, best,
+		                 STATS_SHORT_MAX_DOF, d->opts.alpha);
+	}
 	if (b->fallback)
 		return xstrdup("no base run at the merge-base: the baseline is older runs of the "
 		               "base branch, which lack its latest changes");

@@ -99,6 +99,14 @@ static void test_short_history_is_advisory(void **state)
 	adv = report_advisory(&b, d);
 	assert_non_null(adv);
 	assert_non_null(strstr(adv, "fewer than the 20"));
+	/* It says how far the strongest one is from gating, and names nothing (a name from a
+	 * fork's symbol table would reach every output). */
+	double q = 0;
+	const char *at = strstr(adv, "the strongest has q = ");
+	assert_non_null(at);
+	assert_int_equal(sscanf(at, "the strongest has q = %lf", &q), 1);
+	assert_true(q > 0.001 && q < 1);
+	assert_null(strstr(adv, "f_"));
 	assert_int_equal(report_gate(&b, d, adv, 1), REPORT_GATE_PASS);
 	free(adv);
 	report_diff_free(d);
