@@ -42,8 +42,9 @@ struct report {
 /*
  * The gate (--fail-on-regression). report_advisory: why the verdict must not fail a build, a
  * sentence (owned), or NULL when it may: the noise model learned from fewer than
- * REPORT_MIN_HISTORY base-branch runs, or the baseline is a fallback (no base run at the
- * merge-base). report_gate: what the verdict calls for. Without fail_on_regression always
+ * REPORT_MIN_HISTORY base-branch runs, the verdict is a regression of which none gates (fewer
+ * than STATS_TAIL_SCALE_MIN_RUNS runs, and none stands out on a t(STATS_SHORT_MAX_DOF) tail:
+ * report_cmp.gates), or the baseline is a fallback (no base run at the merge-base). report_gate: what the verdict calls for. Without fail_on_regression always
  * PASS; with it, UNKNOWN_BASE when the base names no branch, run or commit (a typo must not
  * pass every build), FAIL on a regression that is not advisory, else PASS. d may be NULL (no
  * baseline).
