@@ -443,8 +443,7 @@ void paired_apply(struct report_diff *d, const struct paired_judgement *j)
 	report_diff_settle(d);
 	d->ntested = j->ntested;
 	/* Paired rounds gate on their own rule (cmd_ab): every regression. */
-	for (size_t i = 0; i < d->nitems; i++)
-	{
+	for (size_t i = 0; i < d->nitems; i++) {
 		d->items[i].cmp.gates = d->items[i].cmp.kind == REPORT_REGRESSION;
 		d->items[i].cmp.gate_q = d->items[i].cmp.q;
 	}

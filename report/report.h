@@ -44,10 +44,10 @@ struct report {
  * sentence (owned), or NULL when it may: the noise model learned from fewer than
  * REPORT_MIN_HISTORY base-branch runs, the verdict is a regression of which none gates (fewer
  * than STATS_TAIL_SCALE_MIN_RUNS runs, and none stands out on a t(STATS_SHORT_MAX_DOF) tail:
- * report_cmp.gates), or the baseline is a fallback (no base run at the merge-base). report_gate: what the verdict calls for. Without fail_on_regression always
- * PASS; with it, UNKNOWN_BASE when the base names no branch, run or commit (a typo must not
- * pass every build), FAIL on a regression that is not advisory, else PASS. d may be NULL (no
- * baseline).
+ * report_cmp.gates), or the baseline is a fallback (no base run at the merge-base).
+ * report_gate: what the verdict calls for. Without fail_on_regression always PASS; with it,
+ * UNKNOWN_BASE when the base names no branch, run or commit (a typo must not pass every
+ * build), FAIL on a regression that is not advisory, else PASS. d may be NULL (no baseline).
  */
 enum report_gate { REPORT_GATE_PASS = 0, REPORT_GATE_FAIL, REPORT_GATE_UNKNOWN_BASE };
 char *report_advisory(const struct report_baseline *b, const struct report_diff *d);

@@ -337,16 +337,24 @@ static int in_group(const struct stats_noise *nz, int group)
 	return g == group || (group == 0 && g == 2);
 }
 
+/* An item's log ratios y[i] over its m runs: count against its mean share of run i's level.
+ * Returns their sum. */
+static double log_ratios(const double *row, size_t m, const double *level, double all, double *y)
+{
+	double n = 0, sy = 0;
+	for (size_t i = 0; i < m; i++)
+		n += row[i];
+	for (size_t i = 0; i < m; i++)
+		sy += y[i] = log((row[i] + 0.5) / (n * level[i] / all + 0.5));
+	return sy;
+}
+
 /* The farthest of row's m deviations from its median, on the log scale, in robust standard
  * deviations (at least half of sd, its sampling's). */
 static double farthest(const double *row, size_t m, const double *level, double all, double sd)
 {
-	double n = 0;
-	for (size_t i = 0; i < m; i++)
-		n += row[i];
 	double *y = xmalloc(st_mult(m, sizeof(*y))), *d = xmalloc(st_mult(m, sizeof(*d)));
-	for (size_t i = 0; i < m; i++)
-		y[i] = log((row[i] + 0.5) / (n * level[i] / all + 0.5));
+	log_ratios(row, m, level, all, y);
 	memcpy(d, y, m * sizeof(*d));
 	double med = stats_median(d, m);
 	for (size_t i = 0; i < m; i++)
@@ -378,10 +386,8 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
 		item_moments(row, m, level, all, &var, &samp, &cnt);
 		if (cnt < STATS_POOL_MIN_COUNT || (group >= 0 && !in_group(&nz[f], group)))
 			continue;
-		double v = a * samp + nz[f].extra, sy = 0;
-		double tot = cnt * (double)m;
-		for (size_t i = 0; i < m; i++)
-			sy += y[i] = log((row[i] + 0.5) / (tot * level[i] / all + 0.5));
+		double v = a * samp + nz[f].extra;
+		double sy = log_ratios(row, m, level, all, y);
 		/* Deviations from the item's own mean are narrower by (m - 1) / m. */
 		double sd = sqrt(v * (double)(m - 1) / (double)m);
 		double fs = nz[f].scale > 0 ? nz[f].scale : 1;
