@@ -154,21 +154,14 @@ int ab_render(const struct ab_sides *s, const struct run_meta *base, const struc
 	return ret;
 }
 
-static const char *tag(const struct run_meta *m, const char *key)
-{
-	for (size_t i = 0; i < m->ntags; i++)
-		if (!strcmp(m->tags[i].key, key))
-			return m->tags[i].value;
-	return NULL;
-}
-
 /* The runs of comparison id: per round (1-based, dense), the index into runs of each side. */
 static int find_rounds(struct run_meta *runs, size_t n, const char *id, size_t **idx,
                        size_t *nrounds)
 {
 	size_t max = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *t = tag(&runs[i], "ab"), *r = tag(&runs[i], "ab.round");
+		const char *t = run_meta_tag(&runs[i], "ab"),
+		           *r = run_meta_tag(&runs[i], "ab.round");
 		if (t && r && !strcmp(t, id)) {
 			long v = atol(r);
 			if (v > 0 && (size_t)v > max && v < 100000)
@@ -180,8 +173,9 @@ static int find_rounds(struct run_meta *runs, size_t n, const char *id, size_t *
 	for (size_t i = 0; i < 2 * max; i++)
 		(*idx)[i] = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
-		const char *t = tag(&runs[i], "ab"), *r = tag(&runs[i], "ab.round"),
-		           *side = tag(&runs[i], "ab.side");
+		const char *t = run_meta_tag(&runs[i], "ab"),
+		           *r = run_meta_tag(&runs[i], "ab.round"),
+		           *side = run_meta_tag(&runs[i], "ab.side");
 		if (!t || !r || !side || strcmp(t, id))
 			continue;
 		long v = atol(r);
@@ -229,8 +223,9 @@ int ab_report_stored(struct store *s, const char *id, const struct report_option
 		ab_sides_add(&sides, p[0], p[1], runs[idx[2 * r]].id, runs[idx[2 * r + 1]].id);
 	}
 	const struct run_meta *last_head = &runs[idx[2 * (nrounds - 1) + 1]];
-	const char *mr = tag(last_head, "ab.max_rounds"), *ev = tag(last_head, "ab.event"),
-	           *secs = tag(last_head, "ab.seconds");
+	const char *mr = run_meta_tag(last_head, "ab.max_rounds"),
+	           *ev = run_meta_tag(last_head, "ab.event"),
+	           *secs = run_meta_tag(last_head, "ab.seconds");
 	if (secs && atof(secs) > 0)
 		seconds =
 		        atof(secs); /* the comparison's time until its last round, not the runs' */

@@ -467,8 +467,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (base.n)
 		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
-	if (diff)
+	if (diff) {
+		report_note_load(diff, &head, &base);
 		advisory = report_advisory(&base, diff);
+	}
 	prh = pr_head(&head);
 	aurl = artifact_url(&a, &head);
 	struct report rep = {.head = &head,

@@ -403,6 +403,12 @@ int cmd_run(int argc, char **argv)
 	} else if (a.output && strcmp(a.output, "-")) {
 		log_info("profile written to %s", a.output);
 	}
+	if (p->stats.others_seconds >= 0 && p->stats.wall_seconds > 0) {
+		char v[32];
+		snprintf(v, sizeof(v), "%.3f", p->stats.others_seconds / p->stats.wall_seconds);
+		run_meta_set_tag(&a.meta, RUN_TAG_OTHER_CPUS, v);
+		log_verbose("other processes kept %s CPUs busy meanwhile", v);
+	}
 	if (!a.no_store && store_run(&a, p) < 0 && !status)
 		status = EXIT_RUNTIME;
 	fflush(stdout);

@@ -2,6 +2,7 @@
 #include "model/runmeta.h"
 #include "common/xalloc.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,22 @@ void run_meta_release(struct run_meta *m)
 	}
 	free(m->tags);
 	memset(m, 0, sizeof(*m));
+}
+
+const char *run_meta_tag(const struct run_meta *m, const char *key)
+{
+	for (size_t i = 0; i < m->ntags; i++)
+		if (!strcmp(m->tags[i].key, key))
+			return m->tags[i].value;
+	return NULL;
+}
+
+double run_meta_other_cpus(const struct run_meta *m)
+{
+	const char *v = run_meta_tag(m, RUN_TAG_OTHER_CPUS);
+	char *end;
+	double x = v && *v ? strtod(v, &end) : NAN;
+	return v && *v && !*end && isfinite(x) && x >= 0 ? x : NAN;
 }
 
 void run_meta_set_tag(struct run_meta *m, const char *key, const char *value)

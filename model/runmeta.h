@@ -42,11 +42,20 @@ struct run_meta {
 	size_t ntags, tags_alloc;
 };
 
+/* The tag ciprof run gives a run: how many CPUs other processes kept busy on average while
+ * it ran (profile_stats.others_seconds over its wall time, "%.3f"); a report compares the
+ * head's with its history's (docs/report.md, "A head on a busy machine"). */
+#define RUN_TAG_OTHER_CPUS "host.other_cpus"
+
 /* Embedded object: all strings start as owned "" copies. */
 void run_meta_init(struct run_meta *m);
 void run_meta_release(struct run_meta *m);
 /* Adds or replaces a tag (copies both). */
 void run_meta_set_tag(struct run_meta *m, const char *key, const char *value);
+/* The value of tag key, or NULL (borrowed). */
+const char *run_meta_tag(const struct run_meta *m, const char *key);
+/* Its RUN_TAG_OTHER_CPUS as a number, or NAN when the run has none (or not a number >= 0). */
+double run_meta_other_cpus(const struct run_meta *m);
 /* Replaces *field (one of the char * members) with a copy of value (NULL means ""). */
 void run_meta_set(char **field, const char *value);
 

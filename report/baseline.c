@@ -26,6 +26,7 @@ void report_baseline_release(struct report_baseline *b)
 	profile_free(b->merged);
 	for (size_t i = 0; i < b->nruns; i++)
 		profile_free(b->runs[i]);
+	free(b->other_cpus);
 	free(b->runs);
 	free(b->commit);
 	free(b->branch);
@@ -341,8 +342,16 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 	 * others through the segment tree. */
 	size_t nload = hist.n < REPORT_HISTORY_RUNS ? hist.n : REPORT_HISTORY_RUNS;
 	out->runs = xcalloc(nload ? nload : 1, sizeof(*out->runs));
+	out->other_cpus = xcalloc(nload ? nload : 1, sizeof(*out->other_cpus));
 	for (size_t i = 0; i < nload; i++) {
-		if (store_load_profile(s, rs.r[hist.i[i]].id, NULL, &out->runs[i]) < 0)
+		struct run_meta m;
+		run_meta_init(&m);
+		int64_t rid = rs.r[hist.i[i]].id;
+		int bad = store_get_run(s, rid, &m) < 0 ||
+		          store_load_profile(s, rid, NULL, &out->runs[i]) < 0;
+		out->other_cpus[i] = run_meta_other_cpus(&m);
+		run_meta_release(&m);
+		if (bad)
 			goto fail;
 		out->nruns++;
 	}

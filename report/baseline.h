@@ -30,6 +30,8 @@ struct report_baseline {
 	struct profile **runs;  /* history: recent base-branch runs, one profile each (owned),
 	                           newest first; the chosen runs are among them when n <= nruns */
 	size_t nruns;
+	double *other_cpus; /* per history run, the CPUs other processes kept busy while it ran
+	                       (RUN_TAG_OTHER_CPUS; NAN: not measured) (owned) */
 	size_t at_merge_base; /* chosen runs at the merge-base commit */
 	int fallback;         /* a branch, but no run at the merge-base: older ancestors */
 	int unknown;          /* ref names no branch, run or commit in the database */

@@ -735,6 +735,7 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	d->base_runs = base_nruns ? base_nruns : 1;
 	d->tail_dof = INFINITY;
 	d->tail_scale = 1;
+	d->head_other_cpus = d->history_other_cpus = NAN;
 	for (int g = 0; g < STATS_TAIL_GROUPS; g++) {
 		d->group_dof[g] = INFINITY;
 		d->group_scale[g] = 1;

@@ -28,6 +28,10 @@ struct report_options {
 #define REPORT_MIN_MEASURED_VARIANCE 2.5e-5 /* 0.5 % */
 /* History runs the noise model needs before a verdict may fail a build. */
 #define REPORT_MIN_HISTORY 3
+/* A head run during which other processes kept this many more CPUs busy than during the
+ * base branch's median history run shared its machine: its verdict cannot fail a build
+ * (report_advisory; docs/report.md, "A head on a busy machine"). */
+#define REPORT_BUSY_CPUS 0.5
 /* Functions a head run needs for its own spread to be checked against its history (deflate in
  * diff.c); the sub-Poisson sampling model is used only where that check can run. */
 #define REPORT_HEAD_CHECK_FUNCTIONS 10
@@ -157,6 +161,10 @@ struct report_diff {
 	double head_spread;                /* variance of log time per item added to every
 	                                      log-ratio test for a head run noisier than its
 	                                      history (0: none; see deflate in diff.c) */
+	double head_other_cpus;            /* CPUs other processes kept busy during the head
+	                                      run, and during the median history run that
+	                                      measured it (NAN: not measured; report_note_load) */
+	double history_other_cpus;
 	double level_variance;             /* variance of the history runs' log CPU level
 	                                      (how far the whole suite moves run to run) */
 	double shift_variance;             /* variance of log time per item added to every

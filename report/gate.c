@@ -1,11 +1,36 @@
 /* The gate behind --fail-on-regression, one rule for ciprof report: a regression fails a build
  * only when the noise model had history to learn from (and, with fewer than 20 runs, the change
- * stands out from a function's rare jump: report_cmp.gates) and the baseline is the head's own
- * base; a --base that names nothing is an error, never a pass. */
+ * stands out from a function's rare jump: report_cmp.gates), the head run did not share its
+ * machine with more work than its history did, and the baseline is the head's own base; a
+ * --base that names nothing is an error, never a pass. */
 #include "report/report.h"
 #include "common/xalloc.h"
+#include "report/stats.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+void report_note_load(struct report_diff *d, const struct run_meta *head,
+                      const struct report_baseline *b)
+{
+	d->head_other_cpus = run_meta_other_cpus(head);
+	double *v = xmalloc(st_mult(b->nruns ? b->nruns : 1, sizeof(*v)));
+	size_t n = 0;
+	for (size_t i = 0; b->other_cpus && i < b->nruns; i++)
+		if (isfinite(b->other_cpus[i]))
+			v[n++] = b->other_cpus[i];
+	d->history_other_cpus = n ? stats_median(v, n) : NAN;
+	free(v);
+}
+
+/* Whether other processes kept REPORT_BUSY_CPUS more CPUs busy during the head run than during
+ * the median history run (none measured: than none). */
+static int busy_head(const struct report_diff *d)
+{
+	double h = d->history_other_cpus;
+	return isfinite(d->head_other_cpus) &&
+	       d->head_other_cpus > (isfinite(h) ? h : 0) + REPORT_BUSY_CPUS;
+}
 
 char *report_advisory(const struct report_baseline *b, const struct report_diff *d)
 {
@@ -16,6 +41,15 @@ char *report_advisory(const struct report_baseline *b, const struct report_diff 
 		                 "verdicts gate the build from %d on",
 		                 d->history_runs, d->history_runs == 1 ? "" : "s",
 		                 REPORT_MIN_HISTORY);
+	if (d->verdict == REPORT_REGRESSED && busy_head(d))
+		/* Numbers only, as below. */
+		return xasprintf(
+		        "other processes kept %.2f CPUs busy while the head run ran, "
+		        "against %.2f during the median run of the base branch: a neighbour slows "
+		        "functions unevenly, so rerun the job, or compare both commits on one "
+		        "machine with ciprof ab",
+		        d->head_other_cpus,
+		        isfinite(d->history_other_cpus) ? d->history_other_cpus : 0.0);
 	if (d->verdict == REPORT_REGRESSED && !d->ngating) {
 		/* Numbers only: a name here would reach every output unescaped. */
 		double best = 1;

@@ -10,6 +10,7 @@
 #include "runner/backend.h"
 #include "runner/attribution/ctest.h"
 #include "runner/launch.h"
+#include "runner/meta/gitmeta.h"
 #include "runner/sample/perf.h"
 #include "runner/sample/preload_backend.h"
 #include "runner/symbols/symbolize.h"
@@ -206,6 +207,7 @@ int runner_session_run(struct profile **out, const struct runner_opts *opts,
 	s.child = -1;
 	s.period_ns = 1000000000ULL / (uint64_t)opts->hz;
 	s.prof = profile_new();
+	s.prof->stats.others_seconds = -1;
 	s.objs = objcache_new();
 	proctree_init(&s.tree);
 	aggregator_init(&s.agg, s.prof);
@@ -230,6 +232,8 @@ int runner_session_run(struct profile **out, const struct runner_opts *opts,
 		launch_abort(&l);
 		goto out;
 	}
+	struct host_busy busy0, busy1;
+	host_busy_mark(&busy0);
 	ret = launch_go(&l, opts->argv[0]);
 	if (ret == RUNNER_ERR_EXEC) {
 		s.prof->stats.exit_status = l.exec_status;
@@ -243,6 +247,8 @@ int runner_session_run(struct profile **out, const struct runner_opts *opts,
 	session_loop(&s, &l, &status);
 	s.prof->stats.exit_status = launch_exit_status(status);
 	s.prof->stats.wall_seconds = launch_now_seconds() - l.start;
+	host_busy_mark(&busy1);
+	s.prof->stats.others_seconds = host_busy_others(&busy0, &busy1);
 
 finish:
 	/* Everything written so far is in the pipes and the backend's buffers: read and process

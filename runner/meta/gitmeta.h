@@ -56,6 +56,27 @@ void gitmeta_ci(struct run_meta *m, char *const *envp);
 void gitmeta_host(struct run_meta *m);
 
 /*
+ * How busy the rest of the machine kept its CPUs while a command ran: a mark before it starts
+ * and one after it ends. The machine's busy CPU time comes from /proc/stat's "cpu" line (user,
+ * nice, system, irq, softirq and steal: a hypervisor's other guests count as others too);
+ * ciprof's own time and its waited-for children's (the command, and every descendant that was
+ * reaped) come from getrusage. ok is 0 when /proc/stat could not be read.
+ */
+struct host_busy {
+	double machine;  /* CPU seconds the whole machine has been busy */
+	double self;     /* CPU seconds ciprof has used */
+	double children; /* CPU seconds its reaped children have used */
+	int ok;
+};
+void host_busy_mark(struct host_busy *m);
+/* The CPU seconds other processes used between marks a and b (at least 0), or -1 when a mark
+ * has no reading. */
+double host_busy_others(const struct host_busy *a, const struct host_busy *b);
+/* Parses /proc/stat's text: *busy = the "cpu" line's busy ticks. 0, or -1 with cp_error
+ * naming what (where is the file name for the message). */
+int host_parse_stat(const char *text, const char *where, double *busy);
+
+/*
  * argv (NULL-terminated; NULL means no arguments) joined with spaces, each argument quoted in
  * POSIX shell single quotes only when it needs quoting, so that the result can be pasted back
  * into a shell. Owned by the caller; never NULL.

@@ -2,6 +2,7 @@
  * on, so that runs on different machines are not compared blindly, and the command as a user
  * would type it again. */
 #include "runner/meta/gitmeta.h"
+#include "common/error.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -76,6 +78,72 @@ void gitmeta_host(struct run_meta *m)
 		run_meta_set(&m->cpu_model, uname(&u) == 0 ? u.machine : "");
 	}
 	m->cpu_count = n > 0 && n < 1000000 ? (int)n : 1;
+}
+
+int host_parse_stat(const char *text, const char *where, double *busy)
+{
+	/* "cpu  user nice system idle iowait irq softirq steal guest guest_nice": guest time is
+	 * already in user (and guest_nice in nice). */
+	if (strncmp(text, "cpu ", 4))
+		return cp_error("%s:1: no \"cpu\" line first", where);
+	const char *p = text + 4;
+	unsigned long long v[8];
+	for (int k = 0; k < 8; k++) {
+		while (*p == ' ')
+			p++;
+		if (!isdigit((unsigned char)*p)) {
+			if (k >= 4 && (*p == '\n' || !*p)) { /* kernels before 2.6.11: no steal */
+				for (; k < 8; k++)
+					v[k] = 0;
+				break;
+			}
+			return cp_error("%s:1:%d: expected a count of ticks", where,
+			                (int)(p - text) + 1);
+		}
+		char *end;
+		v[k] = strtoull(p, &end, 10);
+		p = end;
+	}
+	*busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+	return 0;
+}
+
+static double rusage_seconds(int who)
+{
+	struct rusage ru;
+	if (getrusage(who, &ru) < 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+void host_busy_mark(struct host_busy *m)
+{
+	memset(m, 0, sizeof(*m));
+	/* A test hook, docs/run.md: another file stands in for /proc/stat. */
+	const char *path = getenv("CIPROF_TEST_PROC_STAT");
+	FILE *f = fopen(path && *path ? path : "/proc/stat", "re");
+	char buf[512];
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	long tck = sysconf(_SC_CLK_TCK);
+	double busy;
+	if (n && tck > 0 && host_parse_stat(buf, path && *path ? path : "/proc/stat", &busy) == 0) {
+		m->machine = busy / (double)tck;
+		m->ok = 1;
+	}
+	m->self = rusage_seconds(RUSAGE_SELF);
+	m->children = rusage_seconds(RUSAGE_CHILDREN);
+}
+
+double host_busy_others(const struct host_busy *a, const struct host_busy *b)
+{
+	if (!a->ok || !b->ok)
+		return -1;
+	double d = (b->machine - a->machine) - (b->self - a->self) - (b->children - a->children);
+	return d > 0 ? d : 0;
 }
 
 /* Characters that never need quoting in a POSIX shell word. */

@@ -613,6 +613,61 @@ static void test_host(void **state)
 	run_meta_release(&m);
 }
 
+static void test_proc_stat(void **state)
+{
+	(void)state;
+	double busy = 0;
+	/* user nice system idle iowait irq softirq steal guest guest_nice: busy is all but idle
+	 * and iowait (guest time is inside user already). */
+	assert_int_equal(
+	        host_parse_stat("cpu  100 2 30 5000 40 5 6 7 50 1\ncpu0 1 2 3\n", "s", &busy), 0);
+	assert_float_equal(busy, 150, 1e-9);
+	/* A kernel without the steal column. */
+	assert_int_equal(host_parse_stat("cpu 10 0 5 99 1 2 3\n", "s", &busy), 0);
+	assert_float_equal(busy, 20, 1e-9);
+	/* Not /proc/stat: an error naming the file and the place. */
+	assert_int_equal(host_parse_stat("intr 1 2 3\n", "/x/stat", &busy), -1);
+	assert_non_null(strstr(cp_last_error(), "/x/stat:1: no \"cpu\" line"));
+	assert_int_equal(host_parse_stat("cpu 10 0 x 99\n", "/x/stat", &busy), -1);
+	assert_non_null(strstr(cp_last_error(), "/x/stat:1:10: expected a count"));
+	assert_int_equal(host_parse_stat("cpu 10 0\n", "/x/stat", &busy), -1);
+	assert_int_equal(host_parse_stat("", "/x/stat", &busy), -1);
+}
+
+static void test_busy_others(void **state)
+{
+	(void)state;
+	/* Others' time is the machine's busy time less ciprof's and its children's. */
+	struct host_busy a = {.machine = 100, .self = 1, .children = 10, .ok = 1};
+	struct host_busy b = {.machine = 112, .self = 1.5, .children = 18, .ok = 1};
+	assert_float_equal(host_busy_others(&a, &b), 3.5, 1e-9);
+	/* /proc/stat's ticks are coarser than getrusage's: never below 0. */
+	b.machine = 105;
+	assert_float_equal(host_busy_others(&a, &b), 0, 1e-9);
+	b.ok = 0;
+	assert_true(host_busy_others(&a, &b) < 0);
+	/* A stand-in /proc/stat (the test hook): its ticks at the system's clock rate. */
+	char path[] = "/tmp/cp-stat-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char text[] = "cpu  300 0 100 900 0 0 0 0 0 0\n";
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	setenv("CIPROF_TEST_PROC_STAT", path, 1);
+	host_busy_mark(&a);
+	assert_true(a.ok);
+	assert_float_equal(a.machine, 400.0 / (double)sysconf(_SC_CLK_TCK), 1e-9);
+	assert_true(a.self > 0);
+	setenv("CIPROF_TEST_PROC_STAT", "/nonexistent/stat", 1);
+	host_busy_mark(&a);
+	assert_false(a.ok);
+	unsetenv("CIPROF_TEST_PROC_STAT");
+	/* The real one. */
+	host_busy_mark(&a);
+	assert_true(a.ok && a.machine > 0);
+	unlink(path);
+}
+
 static void assert_command(char *const *argv, const char *want)
 {
 	char *got = gitmeta_command_string(argv);
@@ -670,6 +725,8 @@ int main(void)
 	        cmocka_unit_test(test_ci_generic_and_none),
 	        cmocka_unit_test(test_env_get),
 	        cmocka_unit_test(test_host),
+	        cmocka_unit_test(test_proc_stat),
+	        cmocka_unit_test(test_busy_others),
 	        cmocka_unit_test(test_command_string),
 	        cmocka_unit_test(test_command_string_round_trip),
 	};

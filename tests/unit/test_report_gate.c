@@ -1,7 +1,8 @@
 /* report/gate: the rules of --fail-on-regression on real verdicts of synthetic suites. A
  * regression fails the build only with enough history (REPORT_MIN_HISTORY runs; with fewer than
  * STATS_TAIL_SCALE_MIN_RUNS, only one that stands out from a rare jump) and the head's
- * own base (not a fallback); an unknown --base is an error with --fail-on-regression and a pass
+ * own base (not a fallback), and not on a head run that shared its machine with more work than
+ * its history did; an unknown --base is an error with --fail-on-regression and a pass
  * without it; without --fail-on-regression nothing fails. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -133,6 +134,77 @@ static void test_fallback_is_advisory(void **state)
 	report_baseline_release(&b);
 }
 
+/* A history of n runs whose other processes kept cpus[i] CPUs busy (NAN: not measured), and a
+ * head that kept head busy, noted on d as cmd_report does. */
+static void note_load(struct report_diff *d, struct report_baseline *b, const double *cpus,
+                      size_t n, const char *head)
+{
+	struct run_meta m;
+	run_meta_init(&m);
+	if (head)
+		run_meta_set_tag(&m, RUN_TAG_OTHER_CPUS, head);
+	free(b->other_cpus);
+	b->other_cpus = malloc(n * sizeof(*b->other_cpus));
+	memcpy(b->other_cpus, cpus, n * sizeof(*cpus));
+	b->nruns = n;
+	report_note_load(d, &m, b);
+	b->nruns = 0; /* its runs are not loaded here */
+	run_meta_release(&m);
+}
+
+static void test_busy_head_is_advisory(void **state)
+{
+	(void)state;
+	/* Other processes kept a CPU busy during the head run (a neighbour: a CPU hog, another
+	 * job), while the history's median run had 0.05: a regression is shown, and advisory. */
+	struct report_baseline b;
+	report_baseline_init(&b);
+	b.n = b.at_merge_base = 5;
+	struct report_diff *d = verdict_on(5, 1.5);
+	assert_int_equal(d->verdict, REPORT_REGRESSED);
+	const double calm[] = {0.05, 0.02, 1.1, NAN, 0.07};
+	note_load(d, &b, calm, 5, "1.000");
+	assert_float_equal(d->head_other_cpus, 1.0, 1e-9);
+	assert_float_equal(d->history_other_cpus, 0.06, 1e-9); /* the median of the four measured */
+	char *adv = report_advisory(&b, d);
+	assert_non_null(adv);
+	assert_non_null(strstr(adv, "other processes kept 1.00 CPUs busy"));
+	assert_non_null(strstr(adv, "against 0.06"));
+	assert_int_equal(report_gate(&b, d, adv, 1), REPORT_GATE_PASS);
+	free(adv);
+	/* Within REPORT_BUSY_CPUS of the history's median: the regression gates. */
+	note_load(d, &b, calm, 5, "0.500");
+	assert_null(report_advisory(&b, d));
+	/* A history that always shared its machine (a runner taking two jobs): the head is as
+	 * busy as it, and gates. */
+	const double busy[] = {0.9, 1.2, 1.0, 0.8, 1.1};
+	note_load(d, &b, busy, 5, "1.300");
+	assert_float_equal(d->history_other_cpus, 1.0, 1e-9);
+	assert_null(report_advisory(&b, d));
+	/* No history run measured it (stored before ciprof measured it): compared with none. */
+	const double none[] = {NAN, NAN};
+	note_load(d, &b, none, 2, "0.700");
+	assert_true(isnan(d->history_other_cpus));
+	adv = report_advisory(&b, d);
+	assert_non_null(adv);
+	assert_non_null(strstr(adv, "against 0.00"));
+	free(adv);
+	/* A head without the measure, or with a tag that is not a number, is judged as ever. */
+	note_load(d, &b, calm, 5, NULL);
+	assert_true(isnan(d->head_other_cpus));
+	assert_null(report_advisory(&b, d));
+	note_load(d, &b, calm, 5, "2.0x");
+	assert_true(isnan(d->head_other_cpus));
+	assert_null(report_advisory(&b, d));
+	report_diff_free(d);
+	/* Identical code on a busy head: nothing regressed, nothing to say. */
+	d = verdict_on(5, 1.0);
+	note_load(d, &b, calm, 5, "1.500");
+	assert_null(report_advisory(&b, d));
+	report_diff_free(d);
+	report_baseline_release(&b);
+}
+
 static void test_unknown_base(void **state)
 {
 	(void)state;
@@ -156,6 +228,7 @@ int main(void)
 	        cmocka_unit_test(test_regression_fails_with_history),
 	        cmocka_unit_test(test_short_history_is_advisory),
 	        cmocka_unit_test(test_fallback_is_advisory),
+	        cmocka_unit_test(test_busy_head_is_advisory),
 	        cmocka_unit_test(test_unknown_base),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
