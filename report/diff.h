@@ -29,8 +29,9 @@ struct report_options {
 /* History runs the noise model needs before a verdict may fail a build. */
 #define REPORT_MIN_HISTORY 3
 /* A head run during which other processes kept this many more CPUs busy than during the
- * base branch's median history run shared its machine: its verdict cannot fail a build
- * (report_advisory; docs/report.md, "A head on a busy machine"). */
+ * base branch's median history run (or three times the history's spread of it, if more)
+ * shared its machine: its verdict cannot fail a build (report_advisory; docs/report.md, "A
+ * head on a busy machine"). */
 #define REPORT_BUSY_CPUS 0.5
 /* Functions a head run needs for its own spread to be checked against its history (deflate in
  * diff.c); the sub-Poisson sampling model is used only where that check can run. */
@@ -165,6 +166,7 @@ struct report_diff {
 	                                      run, and during the median history run that
 	                                      measured it (NAN: not measured; report_note_load) */
 	double history_other_cpus;
+	double history_other_spread;       /* those history runs' robust spread (1.4826 MAD) */
 	double level_variance;             /* variance of the history runs' log CPU level
 	                                      (how far the whole suite moves run to run) */
 	double shift_variance;             /* variance of log time per item added to every

@@ -20,16 +20,23 @@ void report_note_load(struct report_diff *d, const struct run_meta *head,
 		if (isfinite(b->other_cpus[i]))
 			v[n++] = b->other_cpus[i];
 	d->history_other_cpus = n ? stats_median(v, n) : NAN;
+	/* Their robust spread: a machine whose neighbours come and go (a container on a shared
+	 * host sees the host's every job) moves the bar up by three of it. */
+	for (size_t i = 0; i < n; i++)
+		v[i] = fabs(v[i] - d->history_other_cpus);
+	d->history_other_spread = n >= 2 ? 1.4826 * stats_median(v, n) : 0;
 	free(v);
 }
 
-/* Whether other processes kept REPORT_BUSY_CPUS more CPUs busy during the head run than during
- * the median history run (none measured: than none). */
+/* Whether other processes kept more CPUs busy during the head run than during the median
+ * history run (none measured: than none) by REPORT_BUSY_CPUS, or by three times the history's
+ * own spread if more. */
 static int busy_head(const struct report_diff *d)
 {
 	double h = d->history_other_cpus;
 	return isfinite(d->head_other_cpus) &&
-	       d->head_other_cpus > (isfinite(h) ? h : 0) + REPORT_BUSY_CPUS;
+	       d->head_other_cpus >
+	               (isfinite(h) ? h : 0) + fmax(REPORT_BUSY_CPUS, 3 * d->history_other_spread);
 }
 
 char *report_advisory(const struct report_baseline *b, const struct report_diff *d)

@@ -142,6 +142,7 @@ int report_json(const struct report *r, struct strbuf *out)
 		 * history run (null: not measured; docs/report.md, "A head on a busy machine") */
 		json_object_set_new(sum, "head_other_cpus", jnum(d->head_other_cpus));
 		json_object_set_new(sum, "history_other_cpus", jnum(d->history_other_cpus));
+		json_object_set_new(sum, "history_other_cpus_spread", jnum(d->history_other_spread));
 		/* how far the whole suite moves run to run in the history (its log CPU level's
 		 * standard deviation), and the spread per item added because this head's move
 		 * went beyond it (0: none) */

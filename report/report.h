@@ -45,15 +45,16 @@ struct report {
  * REPORT_MIN_HISTORY base-branch runs, the verdict is a regression of which none gates (fewer
  * than STATS_TAIL_SCALE_MIN_RUNS runs, and none stands out on a t(STATS_SHORT_MAX_DOF) tail:
  * report_cmp.gates), the verdict is a regression and other processes kept REPORT_BUSY_CPUS
- * more CPUs busy during the head run than during the median history run, or the baseline is a
- * fallback (no base run at the merge-base).
+ * more CPUs busy during the head run than during the median history run (or three times the
+ * history's spread of it, if more), or the baseline is a fallback (no base run at the
+ * merge-base).
  * report_gate: what the verdict calls for. Without fail_on_regression always PASS; with it,
  * UNKNOWN_BASE when the base names no branch, run or commit (a typo must not pass every
  * build), FAIL on a regression that is not advisory, else PASS. d may be NULL (no baseline).
  */
 enum report_gate { REPORT_GATE_PASS = 0, REPORT_GATE_FAIL, REPORT_GATE_UNKNOWN_BASE };
-/* Sets d's head_other_cpus (head's RUN_TAG_OTHER_CPUS) and history_other_cpus (the median
- * over b's history runs that have one); NAN where none. */
+/* Sets d's head_other_cpus (head's RUN_TAG_OTHER_CPUS), history_other_cpus (the median over
+ * b's history runs that have one; NAN where none) and history_other_spread. */
 void report_note_load(struct report_diff *d, const struct run_meta *head,
                       const struct report_baseline *b);
 char *report_advisory(const struct report_baseline *b, const struct report_diff *d);

@@ -181,6 +181,16 @@ static void test_busy_head_is_advisory(void **state)
 	note_load(d, &b, busy, 5, "1.300");
 	assert_float_equal(d->history_other_cpus, 1.0, 1e-9);
 	assert_null(report_advisory(&b, d));
+	/* Neighbours that come and go (a container on a shared host sees the host's every job):
+	 * the bar is three of the history's spread above its median. Spread here 1.4826 x 1. */
+	const double shared[] = {3, 5, 4, 6, 2};
+	note_load(d, &b, shared, 5, "8.000");
+	assert_float_equal(d->history_other_spread, 1.4826, 1e-9);
+	assert_null(report_advisory(&b, d)); /* 8 < 4 + 4.45 */
+	note_load(d, &b, shared, 5, "8.500");
+	adv = report_advisory(&b, d);
+	assert_non_null(adv);
+	free(adv);
 	/* No history run measured it (stored before ciprof measured it): compared with none. */
 	const double none[] = {NAN, NAN};
 	note_load(d, &b, none, 2, "0.700");
