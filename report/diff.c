@@ -218,11 +218,13 @@ static double median_z(const struct report_diff *d, const double *y, const doubl
  * A head run noisier than its history (a neighbour on the other core, a slower memory bus)
  * spreads every function's log ratio by about the same amount, whatever its size. When the
  * functions' (self times') median |z| is beyond what chance gives (0.6745, plus twice the
- * 0.787 / sqrt(n) a median of n wanders by), the variance k that brings it back to 0.6745 is
+ * 0.787 / sqrt(n) a median of n wanders by) and beyond the largest any history run showed
+ * (history_spread: a run in which the memory-bound half swung together is one the noise model
+ * was learned from, not a noisier one), the variance k that brings it back to 0.6745 is
  * added to every log-ratio test (tests and totals, which average several functions' spread,
  * are then judged conservatively): a real change of a few functions does not move a median;
  * a noisy head moves all of them. Needs REPORT_HEAD_CHECK_FUNCTIONS such functions.
- * d->head_spread is k.
+ * d->head_spread is k, d->head_median_z the head's median.
  */
 static void deflate(struct report_diff *d)
 {
@@ -245,8 +247,9 @@ static void deflate(struct report_diff *d)
 	double k = 0;
 	if (n >= REPORT_HEAD_CHECK_FUNCTIONS) {
 		double target = 0.6745;
-		if (median_z(d, y, v, eff, tail, is, z, n, 0) >
-		    target + 2 * 0.787 / sqrt((double)n)) {
+		d->head_median_z = median_z(d, y, v, eff, tail, is, z, n, 0);
+		if (d->head_median_z >
+		    fmax(target + 2 * 0.787 / sqrt((double)n), d->history_spread)) {
 			double lo = 1e-9, hi = 10;
 			for (int it = 0; it < 60; it++) {
 				double mid = sqrt(lo * hi);
@@ -575,6 +578,47 @@ static double steady_tail(struct report_diff *d, const double *xs, size_t nf, si
 }
 
 /*
+ * How far from their models the functions' self times land in the history's own runs: per run,
+ * the median over the functions deflate() checks of |z| (each run's deviations judged as a
+ * head's are, on its tail group's t). Identical runs on one machine do not all land at the
+ * 0.6745 of independent items: the memory-bound half of a suite swings together, and a run in
+ * which it swung is as noisy as the model was learned to be. d->history_spread is the largest
+ * such median over the runs (0: fewer than STATS_TAIL_SCALE_MIN_RUNS runs, or too few
+ * functions to check).
+ */
+static void history_spread(struct report_diff *d, const double *xs, size_t nf, size_t m,
+                           const double *tot, const double *level, const unsigned char *code,
+                           const struct stats_noise *nz)
+{
+	d->history_spread = 0;
+	if (m < STATS_TAIL_SCALE_MIN_RUNS)
+		return;
+	double all = 0;
+	for (size_t i = 0; i < m; i++)
+		all += tot[i];
+	double *z = xmalloc(st_mult(st_mult(nf ? nf : 1, m), sizeof(*z)));
+	int *grp = xmalloc(st_mult(nf ? nf : 1, sizeof(*grp)));
+	size_t n = 0;
+	for (size_t f = 0; f < nf; f++) {
+		if (!code[f] || !stats_run_deviations(xs + f * m, m, level, all, d->efficiency, &nz[f],
+		                                      z + n * m))
+			continue;
+		grp[n++] = stats_tail_group(&nz[f]);
+	}
+	if (n >= REPORT_HEAD_CHECK_FUNCTIONS) {
+		double *col = xmalloc(st_mult(n, sizeof(*col)));
+		for (size_t i = 0; i < m; i++) {
+			for (size_t j = 0; j < n; j++)
+				col[j] = stats_normal_quantile2(ratio_p(d, grp[j], 1, z[j * m + i], INFINITY));
+			d->history_spread = fmax(d->history_spread, stats_median(col, n));
+		}
+		free(col);
+	}
+	free(z);
+	free(grp);
+}
+
+/*
  * Learns the noise model from the history runs (stats_item_noise: each item's own spread,
  * shrunk toward the median of its kind). Without two history runs every item gets the assumed
  * REPORT_MIN_EXTRA_VARIANCE. d->extra_variance is the functions' pooled value.
@@ -643,6 +687,7 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 		d->tail_scale = 1;
 	double prior = steady_tail(d, xs, nf, m, tot, level, nm->self, a, checkable);
 	d->efficiency = a;
+	history_spread(d, xs, nf, m, tot, level, code, nm->self);
 	stats_item_noise(xt, ns, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,
 	                 floor, nm->test, NULL);
 	stats_item_noise(xT, nf, m, tot, level, a, STATS_PRIOR_DOF, REPORT_MIN_EXTRA_VARIANCE,

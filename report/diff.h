@@ -32,7 +32,7 @@ struct report_options {
  * base branch's median history run (or three times the history's spread of it, if more)
  * shared its machine: its verdict cannot fail a build (report_advisory; docs/report.md, "A
  * head on a busy machine"). */
-#define REPORT_BUSY_CPUS 0.5
+#define REPORT_BUSY_CPUS 0.25
 /* Functions a head run needs for its own spread to be checked against its history (deflate in
  * diff.c); the sub-Poisson sampling model is used only where that check can run. */
 #define REPORT_HEAD_CHECK_FUNCTIONS 10
@@ -162,6 +162,10 @@ struct report_diff {
 	double head_spread;                /* variance of log time per item added to every
 	                                      log-ratio test for a head run noisier than its
 	                                      history (0: none; see deflate in diff.c) */
+	double head_median_z;              /* the head's median |z| over the functions deflate
+	                                      checks (0: not checked) */
+	double history_spread;             /* the largest such median of a history run
+	                                      (history_spread in diff.c; 0: not measured) */
 	double head_other_cpus;            /* CPUs other processes kept busy during the head
 	                                      run, and during the median history run that
 	                                      measured it (NAN: not measured; report_note_load) */

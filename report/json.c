@@ -143,6 +143,11 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(sum, "head_other_cpus", jnum(d->head_other_cpus));
 		json_object_set_new(sum, "history_other_cpus", jnum(d->history_other_cpus));
 		json_object_set_new(sum, "history_other_cpus_spread", jnum(d->history_other_spread));
+		/* the median |z| over the functions of the head run, and the largest of its
+		 * history's runs: the head is widened (head_extra_cv) only beyond both that and
+		 * chance (0: not checked) */
+		json_object_set_new(sum, "head_median_z", jnum(d->head_median_z));
+		json_object_set_new(sum, "history_median_z", jnum(d->history_spread));
 		/* how far the whole suite moves run to run in the history (its log CPU level's
 		 * standard deviation), and the spread per item added because this head's move
 		 * went beyond it (0: none) */

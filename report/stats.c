@@ -367,6 +367,23 @@ static double farthest(const double *row, size_t m, const double *level, double 
 	return far;
 }
 
+size_t stats_run_deviations(const double *row, size_t m, const double *level, double all, double a,
+                            const struct stats_noise *nz, double *r)
+{
+	double var, samp, cnt;
+	item_moments(row, m, level, all, &var, &samp, &cnt);
+	double v = a * samp + nz->extra;
+	if (cnt < STATS_POOL_MIN_COUNT || !(v > 0))
+		return 0;
+	double sy = log_ratios(row, m, level, all, r);
+	/* Deviations from the item's own mean are narrower by (m - 1) / m. */
+	double sd = sqrt(v * (double)(m - 1) / (double)m);
+	double fs = nz->scale > 0 ? nz->scale : 1;
+	for (size_t i = 0; i < m; i++)
+		r[i] = (r[i] - sy / (double)m) / sd / fs;
+	return m;
+}
+
 int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, const double *level,
                    const struct stats_noise *nz, double a, int group, double *nu, double *scale)
 {
@@ -378,22 +395,10 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
 	if (m < STATS_OWN_MIN_RUNS || !(all > 0))
 		return 0;
 	double *r = xmalloc(st_mult(st_mult(nf ? nf : 1, m), sizeof(*r)));
-	double *y = xmalloc(st_mult(m, sizeof(*y)));
 	size_t n = 0;
-	for (size_t f = 0; f < nf; f++) {
-		const double *row = x + f * m;
-		double var, samp, cnt;
-		item_moments(row, m, level, all, &var, &samp, &cnt);
-		if (cnt < STATS_POOL_MIN_COUNT || (group >= 0 && !in_group(&nz[f], group)))
-			continue;
-		double v = a * samp + nz[f].extra;
-		double sy = log_ratios(row, m, level, all, y);
-		/* Deviations from the item's own mean are narrower by (m - 1) / m. */
-		double sd = sqrt(v * (double)(m - 1) / (double)m);
-		double fs = nz[f].scale > 0 ? nz[f].scale : 1;
-		for (size_t i = 0; i < m; i++)
-			r[n++] = (y[i] - sy / (double)m) / sd / fs;
-	}
+	for (size_t f = 0; f < nf; f++)
+		if (group < 0 || in_group(&nz[f], group))
+			n += stats_run_deviations(x + f * m, m, level, all, a, &nz[f], r + n);
 	int fitted = n >= STATS_TAIL_MIN;
 	if (fitted) {
 		/* Never below 3 degrees of freedom: a tail of infinite variance (t(1.5), t(2))
@@ -418,7 +423,6 @@ int stats_tail_fit(const double *x, size_t nf, size_t m, const double *total, co
 		*scale = bs;
 	}
 	free(r);
-	free(y);
 	return fitted;
 }
 

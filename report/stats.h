@@ -111,6 +111,16 @@ void stats_item_noise(const double *x, size_t nf, size_t m, const double *total,
                       double floor, struct stats_noise *out, double *pooled);
 
 /*
+ * An item's deviations in each of its m history runs (row: its counts; level: the runs'
+ * levels, all their sum), each divided by its modelled spread (noise, plus a times Poisson's
+ * sampling variance, from its own mean) and by its own scale (stats_tail_scales): the
+ * statistics its tail group's Student's t describes. Fills r[0..m) and returns m, or returns 0
+ * for an item with fewer than STATS_POOL_MIN_COUNT samples a run (or no spread).
+ */
+size_t stats_run_deviations(const double *row, size_t m, const double *level, double all, double a,
+                            const struct stats_noise *nz, double *r);
+
+/*
  * How heavy the tails of the history's deviations are. Run-to-run noise is not normal: a
  * loaded machine moves a memory-bound function's time by 20-50 % in one run in twenty while its
  * other runs agree within 3 %, and a variance learned from ten runs cannot say how often. The

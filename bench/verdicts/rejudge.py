@@ -9,7 +9,9 @@ DIR is what `run.py --keep DIR` left: DIR/repo (the workload's repository with i
 head's run id and scenario). Each head is judged as run.py judged it, `ciprof report --head ID
 --base main --format json --fail-on-regression`, by every binary given; printed: per scenario
 and binary, comparisons, build failures, flagged anything, found (the planted item flagged as a
-regression), other functions flagged. The runs are the same for every binary, so the
+regression), other functions flagged; then per binary the A/A build failures, and the A/A
+regressions that were advisory because the head shared its machine (-v marks those heads). The
+runs are the same for every binary, so the
 difference between two columns is the statistics' alone, not the machine's mood.
 """
 import argparse
@@ -49,8 +51,11 @@ def score(head, rc, r):
     others = [x for x in funcs if x.get("measure") == "self" and
               not (planted and x["name"] == planted[1])]
     shift = r.get("scale", {}).get("shift") == "slower" and not funcs and not tests
+    # a regression that did not fail the build because the head shared its machine
+    busy = r.get("verdict") == "regression" and "other processes kept" in (
+        r.get("advisory_reason") or "")
     return {"fail": rc == 1, "flagged": bool(funcs or tests), "found": hit,
-            "others": bool(others), "shift": shift,
+            "others": bool(others), "shift": shift, "busy": busy,
             "flags": [f"{x['name']} {x.get('measure', 'test')} {x['delta']:+.1%}"
                       for x in funcs + tests]}
 
@@ -71,21 +76,22 @@ def main():
     order = []
     for h in heads:
         if h["scenario"] not in table:
-            table[h["scenario"]] = [dict(n=0, fail=0, flagged=0, found=0, others=0, shift=0)
-                                    for _ in bins]
+            table[h["scenario"]] = [dict(n=0, fail=0, flagged=0, found=0, others=0, shift=0,
+                                         busy=0) for _ in bins]
             order.append(h["scenario"])
         for k, c in enumerate(bins):
             rc, r = judge(c, repo, h["id"], a.alpha)
             s = score(h, rc, r)
             st = table[h["scenario"]][k]
             st["n"] += 1
-            for key in ("fail", "flagged", "found", "others", "shift"):
+            for key in ("fail", "flagged", "found", "others", "shift", "busy"):
                 st[key] += s[key]
             if a.verbose and s["flags"]:
                 hist = r.get("summary", {}).get("history_runs")
                 print(f"  [{k}] head {h['id']} {h['scenario']} ({hist} history runs"
-                      f"{', build failed' if s['fail'] else ''}): {', '.join(s['flags'])}",
-                      flush=True)
+                      f"{', build failed' if s['fail'] else ''}"
+                      f"{', advisory: a busy head' if s['busy'] else ''}): "
+                      f"{', '.join(s['flags'])}", flush=True)
     names = " | ".join(f"[{k}] fail / found / others" for k in range(len(bins)))
     for k, c in enumerate(bins):
         print(f"[{k}] {c}")
@@ -104,7 +110,8 @@ def main():
         aa = [table[sc][k] for sc in order
               if next(h["kind"] for h in heads if h["scenario"] == sc) == "aa"]
         print(f"[{k}] A/A: {sum(s['fail'] for s in aa)} build failures in "
-              f"{sum(s['n'] for s in aa)}")
+              f"{sum(s['n'] for s in aa)} ({sum(s['busy'] for s in aa)} more regressions "
+              f"advisory on a busy head)")
     return 0
 
 

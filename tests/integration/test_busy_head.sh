@@ -9,7 +9,7 @@
 # 2. The rule, on made-up profiles (tests/tools/wide_suite.py, seeded: one helper 40 % slower
 #    on a history of 20 runs, the regression test_report_wide sees gate): the same head stored
 #    with host.other_cpus 1.5 over a history that had 0.1 is advisory, and exits 0 under
-#    --fail-on-regression; with 0.3 it fails the build as before.
+#    --fail-on-regression; with 0.2 it fails the build as before.
 source "$(dirname "$0")/lib.sh"
 
 # --- 1. the measure ---
@@ -84,7 +84,7 @@ run_capture busym "$CIPROF" -q report --db "$DB" --base main
 expect_rc "report (Markdown)" 0 busym
 expect_grep "the Markdown says the verdict is advisory, and why" "$TMP/busym.out" "other processes kept 1.50 CPUs busy"
 
-head_run 0.3
+head_run 0.2
 run_capture calmj "$CIPROF" -q report --db "$DB" --base main --format json --fail-on-regression
 expect_rc "--fail-on-regression on a head as calm as its history" 1 calmj
 finish

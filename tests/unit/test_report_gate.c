@@ -173,7 +173,7 @@ static void test_busy_head_is_advisory(void **state)
 	assert_int_equal(report_gate(&b, d, adv, 1), REPORT_GATE_PASS);
 	free(adv);
 	/* Within REPORT_BUSY_CPUS of the history's median: the regression gates. */
-	note_load(d, &b, calm, 5, "0.500");
+	note_load(d, &b, calm, 5, "0.300");
 	assert_null(report_advisory(&b, d));
 	/* A history that always shared its machine (a runner taking two jobs): the head is as
 	 * busy as it, and gates. */
