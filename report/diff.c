@@ -579,8 +579,9 @@ static double steady_tail(struct report_diff *d, const double *xs, size_t nf, si
 
 /*
  * How far from their models the functions' self times land in the history's own runs: per run,
- * the median over the functions deflate() checks of |z| (each run's deviations judged as a
- * head's are, on its tail group's t). Identical runs on one machine do not all land at the
+ * the median |z| over the functions with STATS_POOL_MIN_COUNT samples a run (about those
+ * deflate() checks in a head: its judged self times), each run's deviations judged as a head's
+ * are, on its tail group's t. Identical runs on one machine do not all land at the
  * 0.6745 of independent items: the memory-bound half of a suite swings together, and a run in
  * which it swung is as noisy as the model was learned to be. d->history_spread is the largest
  * such median over the runs (0: fewer than STATS_TAIL_SCALE_MIN_RUNS runs, or too few
