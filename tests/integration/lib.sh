@@ -207,3 +207,25 @@ if total == 0:
 print(total)
 PY
 }
+
+# wide_history DB GEN N [IMPORT-ARG...]: a new git repository in the current directory whose
+# main has N commits with fixed dates (the same commits, so the same reports, every time),
+# each with its run of tests/tools/wide_suite.py's GEN/base$i.pb imported into DB (the
+# IMPORT-ARGs added to each import). GIT_AUTHOR_DATE and GIT_COMMITTER_DATE are left exported
+# at the day after, for the caller's pull-request commit.
+wide_history() {
+	local db=$1 gen=$2 n=$3 i
+	shift 3
+	git init -q -b main . && git config user.email t@example.com && git config user.name t ||
+		fail "git init"
+	export GIT_AUTHOR_DATE GIT_COMMITTER_DATE
+	for i in $(seq 1 "$n"); do
+		GIT_AUTHOR_DATE=$(printf '2026-10-%02dT12:00:00Z' "$i") GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
+		echo "$i" >file
+		git add file && git commit -qm "main $i" || fail "git commit $i"
+		run_capture imp "$CIPROF" import --db "$db" --format pprof --branch main \
+			--commit "$(git rev-parse HEAD)" "$@" "$gen/base$i.pb"
+		[ "$RC" -eq 0 ] || { expect_rc "import base run $i" 0 imp; finish; }
+	done
+	GIT_AUTHOR_DATE=$(printf '2026-10-%02dT12:00:00Z' $((n + 1))) GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
+}

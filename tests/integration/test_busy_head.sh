@@ -42,18 +42,7 @@ DB=$TMP/wide.db
 python3 "$CIPROF_SRC/tests/tools/wide_suite.py" "$GEN" --base-runs 20 --seed 13 >"$TMP/gen.out" ||
 	fail "the generator failed"
 mkdir -p "$TMP/repo" && cd "$TMP/repo" || fail "no repo dir"
-git init -q -b main . && git config user.email t@example.com && git config user.name t ||
-	fail "git init"
-export GIT_AUTHOR_DATE GIT_COMMITTER_DATE
-for i in $(seq 1 20); do
-	GIT_AUTHOR_DATE=$(printf '2026-10-%02dT12:00:00Z' "$i") GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
-	echo "$i" >file
-	git add file && git commit -qm "main $i" || fail "git commit $i"
-	run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch main \
-		--commit "$(git rev-parse HEAD)" --tag host.other_cpus=0.1 "$GEN/base$i.pb"
-	[ "$RC" -eq 0 ] || { expect_rc "import base run $i" 0 imp; finish; }
-done
-GIT_AUTHOR_DATE="2026-10-21T12:00:00Z" GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
+wide_history "$DB" "$GEN" 20 --tag host.other_cpus=0.1
 git checkout -qb pr && echo pr >file && git commit -qam "pr" || fail "the PR branch"
 # judged: the latest run (each import below is the head of the next report)
 head_run() {

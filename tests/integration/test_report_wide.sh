@@ -40,19 +40,7 @@ ok "$(cat "$TMP/gen.out")"
 TRUTH=$GEN/truth.json
 
 mkdir -p "$REPO" && cd "$REPO" || fail "no repo dir"
-git init -q -b main . && git config user.email t@example.com && git config user.name t ||
-	fail "git init"
-# fixed dates: the same commits, so the same report, every time
-export GIT_AUTHOR_DATE GIT_COMMITTER_DATE
-for i in $(seq 1 20); do
-	GIT_AUTHOR_DATE=$(printf '2026-10-%02dT12:00:00Z' "$i") GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
-	echo "$i" >file
-	git add file && git commit -qm "main $i" || fail "git commit $i"
-	run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch main \
-		--commit "$(git rev-parse HEAD)" "$GEN/base$i.pb"
-	[ "$RC" -eq 0 ] || { expect_rc "import base run $i" 0 imp; finish; }
-done
-GIT_AUTHOR_DATE="2026-10-21T12:00:00Z" GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
+wide_history "$DB" "$GEN" 20
 git checkout -qb pr/crc-table && echo pr >file && git commit -qam "crc: one table lookup per byte" ||
 	fail "the PR branch"
 run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch pr/crc-table \
