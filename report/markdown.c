@@ -464,6 +464,14 @@ static void finding(struct strbuf *o, const struct report *r, const struct repor
 	if (isfinite(c->change) && fabs(d->scale - 1) >= 0.01)
 		strbuf_addf(o, " (%+.1f %% beyond the suite's ×%.3f)", 100 * c->change, d->scale);
 	strbuf_addf(o, ", q = %.2g", c->q);
+	/* With fewer than 20 history runs only the regressions that stand out from a rare jump
+	 * fail the build (report_cmp.gates): say which do not, when others do (when none does,
+	 * the advisory line says why). */
+	if (c->kind == REPORT_REGRESSION && !c->gates && d->ngating && !r->advisory)
+		strbuf_addf(o,
+		            " (not enough alone to fail the build: with %zu history runs it does "
+		            "not stand out from a rare jump)",
+		            d->history_runs);
 	if (c->spread > 0) {
 		strbuf_addstr(o, ", ");
 		add_spread(o, c);

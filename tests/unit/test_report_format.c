@@ -772,6 +772,53 @@ static void test_advisory(void **state)
 	fixture_release(&fx);
 }
 
+static void test_markdown_marks_what_gates(void **state)
+{
+	(void)state;
+	/* Under 20 history runs, one regression gates and another does not (report_cmp.gates):
+	 * the Markdown says of the second that it would not fail the build alone; when none
+	 * gates, the advisory line speaks for all and no line says it again. */
+	struct fixture fx;
+	fixture_init(&fx, head_c, N(head_c), "feature/x");
+	struct report_item *gating = NULL, *other = NULL;
+	for (size_t i = 0; i < fx.diff->nitems; i++) {
+		struct report_item *it = &fx.diff->items[i];
+		if (it->cmp.kind != REPORT_REGRESSION)
+			continue;
+		if (it->measure == REPORT_SELF && !strcmp(it->name, "compute_hash"))
+			gating = it;
+		else if (it->measure == REPORT_TEST && !strcmp(it->name, "test_hash"))
+			other = it;
+	}
+	assert_non_null(gating);
+	assert_non_null(other);
+	for (size_t i = 0; i < fx.diff->nitems; i++)
+		fx.diff->items[i].cmp.gates = &fx.diff->items[i] == gating;
+	fx.diff->ngating = 1;
+	fx.rep.advisory = NULL;
+	struct strbuf md = STRBUF_INIT;
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
+	const char *mark = "(not enough alone to fail the build: with 2 history runs";
+	const char *at_test = strstr(md.buf, "test <code>test&#95;hash</code>:"),
+	           *at_fn = strstr(md.buf, "<code>compute&#95;hash</code> <sub>");
+	assert_non_null(at_test);
+	assert_non_null(at_fn);
+	const char *test_eol = strchr(at_test, '\n'), *fn_eol = strchr(at_fn, '\n');
+	const char *m = strstr(at_test, mark);
+	assert_true(m && m < test_eol);
+	m = strstr(at_fn, mark);
+	assert_true(!m || m > fn_eol);
+	strbuf_release(&md);
+	/* None gates: the advisory line says why, no finding repeats it. */
+	fx.diff->ngating = 0;
+	gating->cmp.gates = 0;
+	fx.rep.advisory = "the base branch has 2 runs";
+	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
+	assert_null(strstr(md.buf, "not enough alone"));
+	strbuf_release(&md);
+	fixture_release(&fx);
+}
+
 static void test_json_shape(void **state)
 {
 	(void)state;
@@ -1286,6 +1333,7 @@ int main(void)
 	        cmocka_unit_test(test_hostile_json),
 	        cmocka_unit_test(test_json_shape),
 	        cmocka_unit_test(test_advisory),
+	        cmocka_unit_test(test_markdown_marks_what_gates),
 	        cmocka_unit_test(test_svg_layout),
 	        cmocka_unit_test(test_svg_labels_apart),
 	        cmocka_unit_test(test_markdown_limit),
