@@ -57,9 +57,10 @@ struct profile_stats {
 	double cpu_seconds;  /* the profile's CPU time: samples * period, unsampled included */
 	double unsampled_seconds; /* of it, CPU time no sample saw (the "[unsampled]" frames) */
 	double wall_seconds; /* command's wall time */
-	double others_seconds; /* CPU seconds other processes on the machine used meanwhile
-	                          (ciprof run measures it; negative: not measured; not stored
-	                          as a column: the run's tag RUN_TAG_OTHER_CPUS) */
+	double others_seconds; /* CPU seconds other processes on the machine used meanwhile:
+	                          set by the runner only (negative: /proc/stat unreadable), 0 in
+	                          any other profile, where nothing reads it; stored as the run's
+	                          tag RUN_TAG_OTHER_CPUS, not as a column */
 	int hz;
 	int exit_status; /* the command's exit status as ciprof exits with it */
 };

@@ -16,7 +16,8 @@ source "$(dirname "$0")/lib.sh"
 DB1=$TMP/measure.db
 run_capture calm "$CIPROF" run --db "$DB1" --tag case=calm -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
 expect_rc "ciprof run" 0 calm
-(while :; do :; done) &
+# bounded, so that a test killed midway leaves no hog behind
+timeout 60 sh -c 'while :; do :; done' &
 HOG=$!
 run_capture busy "$CIPROF" run --db "$DB1" --tag case=busy -- sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 0.3'
 kill "$HOG" 2>/dev/null

@@ -1413,11 +1413,11 @@ static void test_swinging_history_sets_the_bar(void **state)
 {
 	(void)state;
 	/* Half the suite swings together by 25 % (swinging_group's kind of function), so a history
-	 * run in which it swung has a median |z| near 1 with nothing wrong: with 30 history runs the head is
-	 * widened (deflate) only when it is noisier than every one of them. Identical heads: how
-	 * many are widened and flagged; +30 % of a steady 5 % function: how often it is found.
-	 * Measured: widened 1 of 40, found 36; with the bar at chance alone (before 2026-11-27)
-	 * widened 18 of 40, found 28. */
+	 * run in which it swung has a median |z| near 1 with nothing wrong: with 30 history runs
+	 * the head is widened (deflate) only when it is noisier than every one of them. Identical
+	 * heads: how many are widened and flagged; +30 % of a steady 5 % function: how often it is
+	 * found. Measured: widened 1 of 40, found 36; with the bar at chance alone (before
+	 * 2026-11-27) widened 18 of 40, found 28. */
 	struct synth s;
 	swinging_group(&s);
 	for (int i = 0; i < SYN_NFUNCS; i++) {
