@@ -468,6 +468,7 @@ int cmd_report(int argc, char **argv)
 		free(base.ref);
 		base.ref = kept;
 	}
+	a.opts.head_quiet = report_head_quiet(&head);
 	if (base.n)
 		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
 	if (diff) {

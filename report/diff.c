@@ -18,6 +18,7 @@ void report_options_init(struct report_options *o)
 	o->min_share = REPORT_MIN_SHARE;
 	o->alpha = REPORT_ALPHA;
 	o->base_runs = REPORT_BASE_RUNS;
+	o->head_quiet = 0;
 }
 
 const char *report_kind_name(enum report_kind k)
@@ -276,27 +277,53 @@ static void deflate(struct report_diff *d)
 	free(z);
 }
 
-/* BH over the tested items; marks significance and kind. */
+/*
+ * Benjamini-Hochberg over the tested items, the tests and the functions apart: two families,
+ * each at the false discovery rate alpha. "Which tests got slower" and "which functions" are
+ * two questions; in one family a suite's few tests compete with its many self and total times
+ * for the same rate. p per item (ignored for untested items); q per item (1 when untested).
+ * Returns how many items were tested.
+ */
+static size_t bh_families(const struct report_diff *d, const double *p, double *q)
+{
+	double *buf = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*buf)));
+	size_t tested = 0;
+	for (int tests = 0; tests < 2; tests++) {
+		size_t n = 0;
+		for (size_t i = 0; i < d->nitems; i++)
+			if (d->items[i].cmp.tested && (d->items[i].measure == REPORT_TEST) == tests)
+				buf[n++] = p[i];
+		stats_bh(buf, n, buf);
+		n = 0;
+		for (size_t i = 0; i < d->nitems; i++)
+			if (d->items[i].cmp.tested && (d->items[i].measure == REPORT_TEST) == tests)
+				q[i] = buf[n++];
+		tested += n;
+	}
+	for (size_t i = 0; i < d->nitems; i++)
+		if (!d->items[i].cmp.tested)
+			q[i] = 1.0;
+	free(buf);
+	return tested;
+}
+
+/* BH over the tested items (bh_families); marks significance and kind. */
 static void judge(struct report_diff *d)
 {
 	deflate(d);
 	double *p = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*p)));
-	size_t n = 0;
 	for (size_t i = 0; i < d->nitems; i++)
-		if (d->items[i].cmp.tested)
-			p[n++] = d->items[i].cmp.p;
-	stats_bh(p, n, p);
-	n = 0;
+		p[i] = d->items[i].cmp.p;
+	d->ntested = bh_families(d, p, p);
 	for (size_t i = 0; i < d->nitems; i++) {
 		struct report_cmp *c = &d->items[i].cmp;
-		c->q = c->tested ? p[n++] : 1.0;
+		c->q = p[i];
 		c->significant =
 		        c->tested && c->q <= d->opts.alpha && fabs(c->change) >= d->opts.min_change;
 		c->kind = !c->significant ? REPORT_UNCHANGED
 		          : c->change > 0 ? REPORT_REGRESSION
 		                          : REPORT_IMPROVEMENT;
 	}
-	d->ntested = n;
 	free(p);
 }
 
@@ -313,21 +340,19 @@ static void short_history_gate(struct report_diff *d)
 	d->ngating = 0;
 	int all = d->history_runs >= STATS_TAIL_SCALE_MIN_RUNS;
 	double *p = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*p)));
-	size_t n = 0;
 	for (size_t i = 0; i < d->nitems && !all; i++) {
 		const struct report_cmp *c = &d->items[i].cmp;
-		if (!c->tested)
-			continue;
-		p[n++] = c->ratio_test ? ratio_p(d, c->tail, c->tail_scale,
-		                                 c->stat_y / sqrt(c->stat_v + d->head_spread),
-		                                 fmin(c->stat_dof, STATS_SHORT_MAX_DOF))
-		                       : c->p;
+		p[i] = c->tested && c->ratio_test
+		               ? ratio_p(d, c->tail, c->tail_scale,
+		                         c->stat_y / sqrt(c->stat_v + d->head_spread),
+		                         fmin(c->stat_dof, STATS_SHORT_MAX_DOF))
+		               : c->p;
 	}
-	stats_bh(p, n, p);
-	n = 0;
+	if (!all)
+		bh_families(d, p, p);
 	for (size_t i = 0; i < d->nitems; i++) {
 		struct report_cmp *c = &d->items[i].cmp;
-		double q = all || !c->tested ? c->q : p[n++];
+		double q = all ? c->q : p[i];
 		c->gate_q = q;
 		c->gates = c->kind == REPORT_REGRESSION && q <= d->opts.alpha;
 		d->ngating += (size_t)c->gates;
@@ -548,7 +573,8 @@ static int same_rate(const struct report_diff *d, struct profile *const *runs, s
  * their own scale (stats_tail_scales) and the steady functions' tail is fitted to them, and
  * the clean ones' (group 2: never beyond STATS_CLEAN_JUMP) to theirs alone (the steady tail
  * when too few); otherwise, and for the swinging items always, the pooled tail d->tail_dof,
- * d->tail_scale.
+ * d->tail_scale. Both fitted tails are capped at t(STATS_STEADY_MAX_DOF), for a neighbour the
+ * history never saw, unless the head measured itself quiet (report_options.head_quiet).
  * Returns the prior of the functions' scales for the tests' and totals' (0: no own scales).
  */
 static double steady_tail(struct report_diff *d, const double *xs, size_t nf, size_t m,
@@ -563,15 +589,15 @@ static double steady_tail(struct report_diff *d, const double *xs, size_t nf, si
 	if (checkable < REPORT_HEAD_CHECK_FUNCTIONS || m < STATS_TAIL_SCALE_MIN_RUNS)
 		return 0;
 	prior = stats_tail_scales(xs, nf, m, tot, level, a, -1, nz);
-	double nu, scale;
+	double nu, scale, cap = d->opts.head_quiet ? INFINITY : STATS_STEADY_MAX_DOF;
 	if (stats_tail_fit(xs, nf, m, tot, level, nz, a, 0, &nu, &scale)) {
-		d->group_dof[0] = fmin(nu, STATS_STEADY_MAX_DOF);
+		d->group_dof[0] = fmin(nu, cap);
 		d->group_scale[0] = scale;
 	}
 	d->group_dof[2] = d->group_dof[0];
 	d->group_scale[2] = d->group_scale[0];
 	if (stats_tail_fit(xs, nf, m, tot, level, nz, a, 2, &nu, &scale)) {
-		d->group_dof[2] = fmin(nu, STATS_STEADY_MAX_DOF);
+		d->group_dof[2] = fmin(nu, cap);
 		d->group_scale[2] = scale;
 	}
 	return prior;

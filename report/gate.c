@@ -39,6 +39,12 @@ static int busy_head(const struct report_diff *d)
 	               (isfinite(h) ? h : 0) + fmax(REPORT_BUSY_CPUS, 3 * d->history_other_spread);
 }
 
+int report_head_quiet(const struct run_meta *head)
+{
+	double o = run_meta_other_cpus(head);
+	return isfinite(o) && o < REPORT_QUIET_CPUS;
+}
+
 char *report_advisory(const struct report_baseline *b, const struct report_diff *d)
 {
 	if (!d)

@@ -57,6 +57,9 @@ enum report_gate { REPORT_GATE_PASS = 0, REPORT_GATE_FAIL, REPORT_GATE_UNKNOWN_B
  * b's history runs that have one; NAN where none) and history_other_spread. */
 void report_note_load(struct report_diff *d, const struct run_meta *head,
                       const struct report_baseline *b);
+/* Whether the head run measured other processes keeping fewer than REPORT_QUIET_CPUS busy
+ * (its host.other_cpus tag; 0 without one): report_options.head_quiet. */
+int report_head_quiet(const struct run_meta *head);
 char *report_advisory(const struct report_baseline *b, const struct report_diff *d);
 enum report_gate report_gate(const struct report_baseline *b, const struct report_diff *d,
                              const char *advisory, int fail_on_regression);

@@ -191,7 +191,9 @@ int stats_tail_group(const struct stats_noise *nz);
  * session's A/A heads with a CPU hog failed (fnv1a_loop +7 %, rle_compress +17 %, test_sort's
  * total +14 %). Judged again with caps of 8, 10, 12 and 16, eight kept bench sessions failed
  * the same A/A builds (16 of 640; 19 without a cap); most histories fit 8 or fewer anyway
- * (docs/benchmarks.md, "Levels from the steady functions").
+ * (docs/benchmarks.md, "Levels from the steady functions"). Since 2026-11-27 a head run
+ * measures its neighbours (host.other_cpus): one that measured itself quiet
+ * (REPORT_QUIET_CPUS) is judged on the fitted tail, uncapped (steady_tail in diff.c).
  */
 #define STATS_STEADY_MAX_DOF 12.0
 /*
