@@ -803,9 +803,10 @@ struct hist_outcome {
 	unsigned tests_regressed; /* bit t: syn_tests[t] flagged as a regression */
 };
 
-static struct hist_outcome judge_hist(const struct synth *base_truth,
-                                      const struct synth *head_truth, uint64_t seed, size_t m,
-                                      size_t nb, int planted)
+/* As judge_hist, for a head run that measured itself quiet or not (report_options.head_quiet). */
+static struct hist_outcome judge_hist_q(const struct synth *base_truth,
+                                        const struct synth *head_truth, uint64_t seed, size_t m,
+                                        size_t nb, int planted, int quiet)
 {
 	struct rng r = {seed * 2654435761u + 17};
 	struct profile *hist[32];
@@ -820,6 +821,7 @@ static struct hist_outcome judge_hist(const struct synth *base_truth,
 	profile_stats_finish(&merged->stats);
 	struct report_options opt;
 	report_options_init(&opt);
+	opt.head_quiet = quiet;
 	struct report_diff *d;
 	report_diff_new(&d, merged, nb, hist, m, head, &opt);
 	struct hist_outcome out = {.efficiency = d->efficiency,
@@ -849,6 +851,13 @@ static struct hist_outcome judge_hist(const struct synth *base_truth,
 	profile_free(head);
 	profile_free(merged);
 	return out;
+}
+
+static struct hist_outcome judge_hist(const struct synth *base_truth,
+                                      const struct synth *head_truth, uint64_t seed, size_t m,
+                                      size_t nb, int planted)
+{
+	return judge_hist_q(base_truth, head_truth, seed, m, nb, planted, 0);
 }
 
 static void test_sampling_efficiency(void **state)
@@ -1445,6 +1454,88 @@ static void test_swinging_history_sets_the_bar(void **state)
 	assert_true(found >= 33);
 }
 
+/* A steady test made 10 % slower over a history whose steady functions (3 % apart from run to
+ * run) never jumped: their tail fits a normal one, which a head from a machine it may have
+ * shared is not judged on (STATS_STEADY_MAX_DOF caps it at t(12)); a head that measured itself
+ * quiet is. Measured: found in 16 of 40 capped, 33 of 40 quiet; identical code flagged in 0
+ * and 1 of 40. */
+static void test_quiet_head_uncapped(void **state)
+{
+	(void)state;
+	struct synth s;
+	synth_init(&s, 3, 999);
+	s.jitter = 0.03;
+	s.efficiency = 0.02;
+	struct synth h = s;
+	for (int i = 4; i < 15; i += SYN_NTESTS)
+		h.factor[i] = 1.14; /* its three largest functions: the test +10 % */
+	size_t found[2] = {0, 0}, aa[2] = {0, 0}, seeds = 40;
+	double dof = 0;
+	for (uint64_t seed = 1; seed <= seeds; seed++)
+		for (int quiet = 0; quiet < 2; quiet++) {
+			struct hist_outcome o = judge_hist_q(&s, &h, seed + 4242, 30, 5, -1, quiet);
+			found[quiet] += (o.tests_regressed >> 4) & 1;
+			if (!quiet)
+				dof = fmax(dof, o.steady_dof);
+			aa[quiet] +=
+			        judge_hist_q(&s, &s, seed + 5353, 30, 5, -1, quiet).o.flagged > 0;
+		}
+	print_message("+10 %% on a steady test over a normal history: found in %zu of %zu capped "
+	              "(at most t(%.0f)), %zu quiet; A/A flagged %zu and %zu\n",
+	              found[0], seeds, dof, found[1], aa[0], aa[1]);
+	assert_true(dof <= STATS_STEADY_MAX_DOF);
+	assert_true(found[1] >= found[0] + seeds / 5);
+	assert_true(aa[0] <= 1 && aa[1] <= 1);
+}
+
+/* Tests and functions are two Benjamini-Hochberg families: each item's q is BH over its own
+ * kind's p-values only. */
+static void test_tests_and_functions_apart(void **state)
+{
+	(void)state;
+	struct synth s;
+	synth_init(&s, 3, 999);
+	s.jitter = 0.01;
+	struct synth h = s;
+	h.factor[4] = 1.3;
+	h.factor[7] = 0.8;
+	struct rng r = {77};
+	struct profile *hist[10], *merged = profile_new();
+	for (int i = 0; i < 10; i++) {
+		hist[i] = synth_run(&s, &r, 1.0);
+		if (i < 5) {
+			profile_merge(merged, hist[i]);
+			profile_stats_add(&merged->stats, &hist[i]->stats);
+		}
+	}
+	profile_stats_finish(&merged->stats);
+	struct profile *head = synth_run(&h, &r, 1.0);
+	struct report_options opt;
+	report_options_init(&opt);
+	struct report_diff *d;
+	report_diff_new(&d, merged, 5, hist, 10, head, &opt);
+	for (int tests = 0; tests < 2; tests++) {
+		double p[64], q[64], want[64];
+		size_t n = 0;
+		for (size_t i = 0; i < d->nitems; i++)
+			if (d->items[i].cmp.tested &&
+			    (d->items[i].measure == REPORT_TEST) == tests) {
+				assert_true(n < 64);
+				p[n] = d->items[i].cmp.p;
+				q[n++] = d->items[i].cmp.q;
+			}
+		assert_true(n >= (tests ? 5u : 20u));
+		stats_bh(p, n, want);
+		for (size_t i = 0; i < n; i++)
+			assert_float_equal(q[i], want[i], 1e-12);
+	}
+	report_diff_free(d);
+	for (int i = 0; i < 10; i++)
+		profile_free(hist[i]);
+	profile_free(head);
+	profile_free(merged);
+}
+
 static void test_normal_quantile2(void **state)
 {
 	(void)state;
@@ -1486,6 +1577,8 @@ int main(void)
 	        cmocka_unit_test(test_item_noise_unequal_items),
 	        cmocka_unit_test(test_steady_among_swinging),
 	        cmocka_unit_test(test_swinging_history_sets_the_bar),
+	        cmocka_unit_test(test_quiet_head_uncapped),
+	        cmocka_unit_test(test_tests_and_functions_apart),
 	        cmocka_unit_test(test_levels_follow_steady),
 	        cmocka_unit_test(test_log_ratio_test),
 	        cmocka_unit_test(test_aa_flags_nothing),
