@@ -870,11 +870,14 @@ static void history_footer(struct strbuf *o, const struct report_diff *d)
 		            ", widened by %.1f %% because the whole suite moved (×%.3f) beyond its "
 		            "history's run-to-run %.1f %%: functions answer such a move unequally",
 		            100 * sqrt(d->shift_variance), d->scale, 100 * sqrt(d->level_variance));
+	size_t tests = 0;
+	for (size_t i = 0; i < d->nitems; i++)
+		tests += d->items[i].cmp.tested && d->items[i].measure == REPORT_TEST;
 	strbuf_addf(o,
-	            ", Benjamini–Hochberg at FDR %.2g %% over %zu "
-	            "comparisons, minimum change %.2g %%, minimum share %.2g %% of "
+	            ", Benjamini–Hochberg at FDR %.2g %% over the %zu tests' comparisons and, "
+	            "apart, the %zu functions', minimum change %.2g %%, minimum share %.2g %% of "
 	            "samples.</sub>\n",
-	            100 * d->opts.alpha, d->ntested, 100 * d->opts.min_change,
+	            100 * d->opts.alpha, tests, d->ntested - tests, 100 * d->opts.min_change,
 	            100 * d->opts.min_share);
 }
 
