@@ -9,7 +9,8 @@
 # 2. The rule, on made-up profiles (tests/tools/wide_suite.py, seeded: one helper 40 % slower
 #    on a history of 20 runs, the regression test_report_wide sees gate): the same head stored
 #    with host.other_cpus 1.5 over a history that had 0.1 is advisory, and exits 0 under
-#    --fail-on-regression; with 0.2 it fails the build as before.
+#    --fail-on-regression; with 0.2 it fails the build as before, and with 0.02 the head is
+#    quiet (JSON summary.head_quiet) and fails it too.
 source "$(dirname "$0")/lib.sh"
 
 # --- 1. the measure ---
@@ -77,4 +78,12 @@ expect_grep "the Markdown says the verdict is advisory, and why" "$TMP/busym.out
 head_run 0.2
 run_capture calmj "$CIPROF" -q report --db "$DB" --base main --format json --fail-on-regression
 expect_rc "--fail-on-regression on a head as calm as its history" 1 calmj
+expect_grep "a head with 0.2 CPUs of others is not quiet" "$TMP/calmj.out" '"head_quiet": false'
+
+# A quiet head (under 0.1 CPUs of others, docs/report.md "A quiet head") is judged on the
+# steady tails as fitted: the JSON says so, and the planted regression still fails the build.
+head_run 0.02
+run_capture quietj "$CIPROF" -q report --db "$DB" --base main --format json --fail-on-regression
+expect_rc "--fail-on-regression on a quiet head" 1 quietj
+expect_grep "a head with 0.02 CPUs of others is quiet" "$TMP/quietj.out" '"head_quiet": true'
 finish
