@@ -57,7 +57,7 @@ static const struct cli_option report_options[] = {
         {"min-share", OPT_MIN_SHARE, "PCT",
          "judge only what holds PCT % of samples on one side (default 0.5)"},
         {"alpha", OPT_ALPHA, "A",
-         "false discovery rate, tests and functions apart (default 0.001)"},
+         "false discovery rate, 0 < A < 1 (default 0.001): tests and functions apart"},
         {"ab", OPT_AB, "ID", "render the stored 'ciprof ab' comparison ID again"},
         {"id", OPT_ID, "NAME",
          "which suite this is (a CI matrix job): its own sticky comment (see 'comment --id')"},
@@ -89,8 +89,8 @@ static const char report_description[] =
         "A change is reported when it is significant (a t test on the log of the counts,\n"
         "widened by each item's own run-to-run spread learned from the base branch's last\n"
         "30 runs, on the tails those runs show; Benjamini-Hochberg at --alpha over the\n"
-        "tests, and apart over the functions), at least --min-change\n"
-        "against the suite-wide factor (so a uniformly slower machine is not a regression),\n"
+        "tests, and as a separate family over the functions), at least --min-change against\n"
+        "the suite-wide factor (so a uniformly slower machine is not a regression),\n"
         "and the test or function holds at least --min-share of samples. Frames ciprof\n"
         "makes ([unsampled], [unknown]+0x...) are shown, never judged. The verdict is\n"
         "advisory and --fail-on-regression does not fail with fewer than 3 base-branch\n"
@@ -98,8 +98,9 @@ static const char report_description[] =
         "jump; with no base run at the merge-base; and when other processes kept the\n"
         "machine busier during the head run than during the base branch's (the run's\n"
         "host.other_cpus tag). A head run that measured itself alone on the machine (under\n"
-        "0.1 CPUs of others) is judged on the steady functions' tails as the history shows\n"
-        "them; others on tails capped at t(12), for a neighbour the history never saw.\n"
+        "0.1 CPUs of others) is judged on the steady items' tails as the history fitted\n"
+        "them; every other head on those tails capped at t(12), in case a neighbour the\n"
+        "history never saw moved a steady function.\n"
         "Small changes need many samples: sample at --hz 999 or more ('ciprof run --hz').\n"
         "\n"
         "Formats: md, GitHub Markdown for a PR comment (at most 65,536 characters): the\n"

@@ -35,10 +35,11 @@ struct report_options {
  * shared its machine: its verdict cannot fail a build (report_advisory; docs/report.md, "A
  * head on a busy machine"). */
 #define REPORT_BUSY_CPUS 0.25
-/* A head run during which other processes kept fewer CPUs busy than this was alone on its
- * machine: no neighbour the history never saw can have moved its steady functions, and their
- * tails are judged as the history fitted them, not capped at t(STATS_STEADY_MAX_DOF)
- * (steady_tail in diff.c; docs/report.md, "A quiet head"). Calm runs measure 0.00-0.03. */
+/* A head run during which other processes kept fewer CPUs busy than this had no neighbour the
+ * history never saw: its steady items are judged on the tails as the history fitted them, not
+ * capped at t(STATS_STEADY_MAX_DOF) (steady_tail in diff.c; docs/report.md, "A quiet head").
+ * A steady loop's own rare jump can still be one the history's runs never showed. Calm runs
+ * measure 0.00-0.03. */
 #define REPORT_QUIET_CPUS 0.1
 /* Functions a head run needs for its own spread to be checked against its history (deflate in
  * diff.c); the sub-Poisson sampling model is used only where that check can run. */

@@ -143,12 +143,13 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(sum, "head_other_cpus", jnum(d->head_other_cpus));
 		json_object_set_new(sum, "history_other_cpus", jnum(d->history_other_cpus));
 		json_object_set_new(sum, "history_other_cpus_spread", jnum(d->history_other_spread));
+		/* the head measured under 0.1 CPUs of others: the steady tails as fitted,
+		 * uncapped (docs/report.md, "A quiet head"; history mode only) */
+		if (!d->ab)
+			json_object_set_new(sum, "head_quiet", json_boolean(d->opts.head_quiet));
 		/* the median |z| over the functions of the head run, and the largest of its
 		 * history's runs: the head is widened (head_extra_cv) only beyond both that and
 		 * chance (0: not checked) */
-		/* the head measured under 0.1 CPUs of others: the steady tails as fitted,
-		 * uncapped (docs/report.md, "A quiet head") */
-		json_object_set_new(sum, "head_quiet", json_boolean(d->opts.head_quiet));
 		json_object_set_new(sum, "head_median_z", jnum(d->head_median_z));
 		json_object_set_new(sum, "history_median_z", jnum(d->history_spread));
 		/* how far the whole suite moves run to run in the history (its log CPU level's

@@ -873,12 +873,13 @@ static void history_footer(struct strbuf *o, const struct report_diff *d)
 	size_t tests = 0;
 	for (size_t i = 0; i < d->nitems; i++)
 		tests += d->items[i].cmp.tested && d->items[i].measure == REPORT_TEST;
+	size_t funcs = d->ntested - tests;
 	strbuf_addf(o,
-	            ", Benjamini–Hochberg at FDR %.2g %% over the %zu tests' comparisons and, "
-	            "apart, the %zu functions', minimum change %.2g %%, minimum share %.2g %% of "
-	            "samples.</sub>\n",
-	            100 * d->opts.alpha, tests, d->ntested - tests, 100 * d->opts.min_change,
-	            100 * d->opts.min_share);
+	            ", Benjamini–Hochberg at FDR %.2g %% over %zu test comparison%s and, as a "
+	            "separate family, %zu function comparison%s (self and total times), minimum "
+	            "change %.2g %%, minimum share %.2g %% of samples.</sub>\n",
+	            100 * d->opts.alpha, tests, tests == 1 ? "" : "s", funcs, funcs == 1 ? "" : "s",
+	            100 * d->opts.min_change, 100 * d->opts.min_share);
 }
 
 static void footer(struct strbuf *o, const struct report_diff *d, const struct md_limits *lim)
