@@ -217,18 +217,19 @@ static double median_z(const struct report_diff *d, const double *y, const doubl
 
 /*
  * A head run noisier than its history (a neighbour on the other core, a slower memory bus)
- * spreads every function's log ratio by about the same amount, whatever its size. When the
- * functions' (self times') median |z| is beyond what chance gives (0.6745, plus twice the
- * 0.787 / sqrt(n) a median of n wanders by) and beyond the largest any history run showed
- * (history_spread: a run in which the memory-bound half swung together is one the noise model
- * was learned from, not a noisier one), the variance k that brings it back to the larger of
- * 0.6745 and that history bar is added to every log-ratio test (tests and totals, which
- * average several functions' spread, are then judged conservatively): a real change of a few
- * functions does not move a median; a noisy head moves all of them. Back to the bar, not to
- * chance: a head as noisy as the history's noisiest run is one the model knows (down to
- * chance, vs28a's heads at 1.6 against a bar of 1.4 were widened by 17-33 % and +30 % of a
- * steady loop was missed; docs/benchmarks.md, "Widening a noisy head down to its history's
- * bar"). Needs REPORT_HEAD_CHECK_FUNCTIONS such functions.
+ * spreads every function's log ratio by about the same amount, whatever its size. The bar is
+ * the larger of what chance gives independent items (0.6745) and the largest median |z| any
+ * history run showed (history_spread: a run in which the memory-bound half swung together is
+ * one the noise model was learned from, not a noisier one). When the functions' (self
+ * times') median |z| is beyond the bar by more than twice the 0.787 / sqrt(n) a median of n
+ * wanders by, the variance k that brings it back to the bar is added to every log-ratio test
+ * (tests and totals, which average several functions' spread, are then judged
+ * conservatively): a real change of a few functions does not move a median; a noisy head
+ * moves all of them. Back to the bar, not to chance: a head as noisy as the history's
+ * noisiest run is one the model knows (down to chance, vs28a's heads at 1.6 against a bar of
+ * 1.4 were widened by 17-33 % and +30 % of a steady loop was missed; docs/benchmarks.md,
+ * "Widening a noisy head down to its history's bar"). Needs REPORT_HEAD_CHECK_FUNCTIONS such
+ * functions.
  * d->head_spread is k, d->head_median_z the head's median.
  */
 static void deflate(struct report_diff *d)
@@ -253,8 +254,7 @@ static void deflate(struct report_diff *d)
 	if (n >= REPORT_HEAD_CHECK_FUNCTIONS) {
 		double target = fmax(0.6745, d->history_spread);
 		d->head_median_z = median_z(d, y, v, eff, tail, is, z, n, 0);
-		if (d->head_median_z >
-		    fmax(target + 2 * 0.787 / sqrt((double)n), d->history_spread)) {
+		if (d->head_median_z > target + 2 * 0.787 / sqrt((double)n)) {
 			double lo = 1e-9, hi = 10;
 			for (int it = 0; it < 60; it++) {
 				double mid = sqrt(lo * hi);

@@ -148,8 +148,8 @@ int report_json(const struct report *r, struct strbuf *out)
 		if (!d->ab)
 			json_object_set_new(sum, "head_quiet", json_boolean(d->opts.head_quiet));
 		/* the median |z| over the functions of the head run, and the largest of its
-		 * history's runs: the head is widened (head_extra_cv) only beyond both that and
-		 * chance (0: not checked) */
+		 * history's runs: the head is widened (head_extra_cv) only well beyond the larger
+		 * of that and chance, and back to it (0: not checked) */
 		json_object_set_new(sum, "head_median_z", jnum(d->head_median_z));
 		json_object_set_new(sum, "history_median_z", jnum(d->history_spread));
 		/* how far the whole suite moves run to run in the history (its log CPU level's

@@ -1501,20 +1501,13 @@ static void test_tests_and_functions_apart(void **state)
 	h.factor[4] = 1.3;
 	h.factor[7] = 0.8;
 	struct rng r = {77};
-	struct profile *hist[10], *merged = profile_new();
-	for (int i = 0; i < 10; i++) {
-		hist[i] = synth_run(&s, &r, 1.0);
-		if (i < 5) {
-			profile_merge(merged, hist[i]);
-			profile_stats_add(&merged->stats, &hist[i]->stats);
-		}
-	}
-	profile_stats_finish(&merged->stats);
+	struct profile *hist[10], *merged;
+	synth_base(&s, &r, 10, hist, &merged);
 	struct profile *head = synth_run(&h, &r, 1.0);
 	struct report_options opt;
 	report_options_init(&opt);
 	struct report_diff *d;
-	report_diff_new(&d, merged, 5, hist, 10, head, &opt);
+	report_diff_new(&d, merged, 10, hist, 10, head, &opt);
 	for (int tests = 0; tests < 2; tests++) {
 		double p[64], q[64], want[64];
 		size_t n = 0;
@@ -1535,6 +1528,59 @@ static void test_tests_and_functions_apart(void **state)
 		profile_free(hist[i]);
 	profile_free(head);
 	profile_free(merged);
+}
+
+/* A head noisier than its history is widened back to the history's bar, not to chance: half
+ * the suite swings together (history runs' own median |z| well above 0.6745), and a head with
+ * every function's time spread 60 % (log sd) instead of 1 % is widened (head_spread > 0; in 6
+ * of 10 seeds, the others' median |z| stays within the bar) until its functions' median |z|
+ * is the history's largest, history_median_z, not chance's 0.6745. */
+static void test_widened_to_history_bar(void **state)
+{
+	(void)state;
+	struct synth s;
+	swinging_group(&s);
+	for (int i = 0; i < SYN_NFUNCS; i++) {
+		s.group[i] = i % 2 == 1;
+		s.fjitter[i] = s.group[i] ? 0.1 : 0;
+	}
+	struct synth noisy = s;
+	noisy.jitter = 0.6;
+	size_t widened = 0, seeds = 10;
+	for (uint64_t seed = 1; seed <= seeds; seed++) {
+		struct rng r = {seed * 7919 + 3};
+		struct profile *hist[30], *merged;
+		synth_base(&s, &r, 30, hist, &merged);
+		struct profile *head = synth_run(&noisy, &r, 1.0);
+		struct report_options opt;
+		report_options_init(&opt);
+		struct report_diff *d;
+		report_diff_new(&d, merged, 30, hist, 30, head, &opt);
+		assert_true(d->history_spread > 0.6745 + 0.1);
+		if (d->head_spread > 0) {
+			double z[SYN_NFUNCS * 2];
+			size_t n = 0;
+			for (size_t i = 0; i < d->nitems; i++) {
+				const struct report_cmp *c = &d->items[i].cmp;
+				if (d->items[i].measure == REPORT_SELF && c->tested && c->ratio_test &&
+				    n < SYN_NFUNCS * 2)
+					z[n++] = stats_normal_quantile2(c->p);
+			}
+			double med = stats_median(z, n);
+			if (seed == 1)
+				print_message("noisy head over a swinging history: median |z| %.2f, "
+				              "widened to %.2f (the history's bar %.2f)\n",
+				              d->head_median_z, med, d->history_spread);
+			assert_float_equal(med, d->history_spread, 0.02);
+			widened++;
+		}
+		report_diff_free(d);
+		for (int i = 0; i < 30; i++)
+			profile_free(hist[i]);
+		profile_free(merged);
+		profile_free(head);
+	}
+	assert_true(widened >= 4);
 }
 
 static void test_normal_quantile2(void **state)
@@ -1580,6 +1626,7 @@ int main(void)
 	        cmocka_unit_test(test_swinging_history_sets_the_bar),
 	        cmocka_unit_test(test_quiet_head_uncapped),
 	        cmocka_unit_test(test_tests_and_functions_apart),
+	        cmocka_unit_test(test_widened_to_history_bar),
 	        cmocka_unit_test(test_levels_follow_steady),
 	        cmocka_unit_test(test_log_ratio_test),
 	        cmocka_unit_test(test_aa_flags_nothing),
