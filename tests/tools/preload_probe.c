@@ -3,7 +3,7 @@
  * it) and with AddressSanitizer. Every mode burns its CPU in a function named after it, so
  * the tests can find it in the profile.
  *
- *   burn SECONDS            burn SECONDS of thread CPU time in probe_burn
+ *   burn SECONDS            burn SECONDS of thread CPU time in probe_burn (up to 20 ms more)
  *   threads N SECONDS       N threads each burning SECONDS in probe_thread_burn
  *   sleepy ROUNDS           ROUNDS x (burn ~2 ms, nanosleep 1 ms, poll 1 ms, select 1 ms),
  *                           retrying EINTR; prints "sleeps N eintr M" and fails if a sleep
@@ -65,23 +65,40 @@ __attribute__((noipa)) static uint64_t mix(uint64_t x)
 	return fold(x) + 1;
 }
 
+/*
+ * Calls mix until the thread has used seconds of CPU time, reading its CPU clock only about
+ * every 10 ms of it (the first reads size the batch of calls). Reading it every few
+ * microseconds would hide the thread from its CPU-time timer on a CPU shared with another busy
+ * task: the kernel checks those timers at the tick, on the thread then running, and a read of
+ * the thread's CPU clock is a system call that updates the scheduler's account of it, which
+ * ends a used-up time slice right there, between ticks. Such a thread was seen to get no
+ * signal at all in 0.3 s of CPU (docs/preload.md); this one is the running thread at a tick
+ * whenever it runs for 10 ms. Inlined, so that mix's caller on the stack is the probe_*
+ * function that burns.
+ */
+static inline __attribute__((always_inline)) uint64_t burn_cpu(double seconds, uint64_t x)
+{
+	double t0 = cpu_now(), t = t0;
+	long batch = 1;
+	while (t - t0 < seconds) {
+		double b0 = t;
+		for (long i = 0; i < batch; i++)
+			x = mix(x);
+		t = cpu_now();
+		if (t - b0 < 0.01 && batch < (1L << 30))
+			batch *= 2;
+	}
+	return x;
+}
+
 __attribute__((noipa)) static void probe_burn(double seconds)
 {
-	double t0 = cpu_now();
-	uint64_t x = sink | 1;
-	while (cpu_now() - t0 < seconds)
-		x = mix(x);
-	sink = x;
+	sink = burn_cpu(seconds, sink | 1);
 }
 
 __attribute__((noipa)) static void *probe_thread_burn(void *arg)
 {
-	double seconds = *(double *)arg;
-	double t0 = cpu_now();
-	uint64_t x = sink | 3;
-	while (cpu_now() - t0 < seconds)
-		x = mix(x);
-	sink = x;
+	sink = burn_cpu(*(double *)arg, sink | 3);
 	return NULL;
 }
 
