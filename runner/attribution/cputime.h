@@ -4,7 +4,10 @@
  * reports it when the task exits (perf's inherit_stat: one PERF_RECORD_READ per CPU event);
  * what the samples did not cover is counted under the task's process as an "[unsampled]"
  * frame, in the tests the task's samples were in (in proportion), or the test it was in when
- * it exited. Memory is bounded by the live tasks. */
+ * it exited. The one task whose count comes in no READ is the one holding the command's own
+ * perf context when it exits: the command itself, or a process of the run the kernel handed
+ * that context to at a context switch (it swaps equivalent contexts rather than switching
+ * events). Memory is bounded by the live tasks. */
 #ifndef CP_CPUTIME_H
 #define CP_CPUTIME_H
 
@@ -28,6 +31,7 @@ struct cpu_task {
 	unsigned reads;      /* READ records seen: one per CPU event */
 	uint32_t exit_test;  /* its test when it exited (EXIT record) */
 	uint32_t exit_weak;
+	int exited;          /* its EXIT record was seen */
 	uint32_t process;    /* string id of its process's name */
 	struct cpu_share *shares;
 	size_t nshares, shares_alloc;
@@ -69,8 +73,12 @@ void cputime_exit(struct cputime *c, pid_t pid, pid_t tid, uint32_t test, int we
 void cputime_read(struct cputime *c, pid_t pid, pid_t tid, uint64_t value);
 /*
  * The run ended; total_ns is the whole tree's count (the events' own values, children
- * included). The command's own task, which has no READ, gets total_ns minus every READ;
- * tasks still missing READs count what they have; the rests are rounded to samples.
+ * included). total_ns minus every READ is the count of the task that held the command's own
+ * context: the command (root) when it had no READ; else the one task that exited without
+ * any (the command's READs were then those of a child's context it got in exchange). When
+ * that is not one task (READs lost, tasks still running), it is not guessed: the command
+ * gets it if it had no READ, else it is not counted. Tasks still missing READs count what
+ * they have; the rests are rounded to samples.
  */
 void cputime_finish(struct cputime *c, pid_t root, uint64_t total_ns);
 

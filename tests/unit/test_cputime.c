@@ -71,8 +71,59 @@ static void test_cputime(void **state)
 	profile_free(p);
 }
 
+/* The kernel swapped the command's own perf context into a child, which exited holding it: the
+ * child has no READ, the command has READs (of the clone it got). The rest of the events'
+ * total is the child's, in its test; with two such children it is neither's (nor the
+ * command's, whose count came in its READs). */
+static void test_context_holder(void **state)
+{
+	(void)state;
+	for (int two = 0; two < 2; two++) {
+		struct profile *p = profile_new();
+		struct aggregator agg;
+		struct cputime c;
+		aggregator_init(&agg, p);
+		cputime_init(&c, &agg, P, 2);
+		uint32_t none = profile_intern(p, ""), t1 = profile_intern(p, "t1"),
+		         t2 = profile_intern(p, "t2"), proc = profile_intern(p, "x");
+		/* test t1's process 30: 90 samples, 100 periods of CPU, no READ */
+		for (int i = 0; i < 90; i++)
+			cputime_sample(&c, 30, 30, t1, 0, proc, P);
+		cputime_exit(&c, 30, 30, t1, 0, proc);
+		/* test t2's process 31: its READs, or none as well */
+		for (int i = 0; i < 9; i++)
+			cputime_sample(&c, 31, 31, t2, 0, proc, P);
+		cputime_exit(&c, 31, 31, t2, 0, proc);
+		if (!two) {
+			cputime_read(&c, 31, 31, 6 * P);
+			cputime_read(&c, 31, 31, 4 * P);
+		}
+		/* the command, 5: 2 samples, 3 periods, its READs after its children's */
+		for (int i = 0; i < 2; i++)
+			cputime_sample(&c, 5, 5, none, 0, proc, P);
+		cputime_exit(&c, 5, 5, none, 0, proc);
+		cputime_read(&c, 5, 5, 3 * P);
+		cputime_read(&c, 5, 5, 0);
+		assert_int_equal(unsampled(&agg, ""), 1);
+		cputime_finish(&c, 5, 3 * P + 100 * P + 10 * P);
+		if (!two) {
+			assert_int_equal(unsampled(&agg, "t1"), 10);
+			assert_int_equal(unsampled(&agg, "t2"), 1);
+			assert_int_equal(unsampled(&agg, ""), 1);
+		} else { /* which of the two held it is unknown: not guessed */
+			assert_int_equal(unsampled(&agg, "t1"), 0);
+			assert_int_equal(unsampled(&agg, "t2"), 0);
+			assert_int_equal(unsampled(&agg, ""), 1);
+		}
+		cputime_release(&c);
+		aggregator_release(&agg);
+		profile_free(p);
+	}
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_cputime)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_cputime),
+	                                   cmocka_unit_test(test_context_holder)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
