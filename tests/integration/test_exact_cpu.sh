@@ -8,9 +8,19 @@
 # counts between tasks at such switches, by up to 0.47 s a test (bench/ab/attr_ctest.sh:
 # ff80c59 failed 4 of 40 runs; `CIPROF=<ff80c59's build> bash test_exact_cpu.sh` failed 3 of
 # its 5 checks, +20 to +25 ms). 46d1c8a put the doorbells in the sampling events' groups, and
-# test_bell_counts.sh checks that they count nothing. Checked here: every test's
-# seconds within 15 ms + 5 % of its own, in runs of ctest itself and of ctest behind bash -c
-# (doorbells from the start), and of ctest behind a script (doorbells enabled when it is seen).
+# test_bell_counts.sh checks that they count nothing. Checked here, in runs of ctest itself
+# and of ctest behind bash -c (doorbells from the start), and of ctest behind a script
+# (doorbells enabled when it is seen), that every test's seconds are
+# - at most 3 ms + 2 % under its own: a test's seconds are its samples plus what they missed,
+#   so it comes out short only when time of its was lost or went to another test or outside
+#   tests; the [unsampled] rest is rounded to whole samples (half a millisecond). Before
+#   47f1465 the test that exited holding ctest's perf context lost its unsampled part: 105 of
+#   1800 results (30 runs with a CPU hog) more than 3 ms short, down to -21.6 ms, which
+#   15 ms + 5 % let through in all 30 runs (one at its very edge); these bounds fail all 30.
+#   After it, the lowest of 1800 was -1.2 ms;
+# - at most 15 ms + 5 % over its own: a task's cpu-clock samples can add up to more than its
+#   own count (125.1 ms of samples for 121.7 ms), and samples are never taken back; with a CPU
+#   hog the highest of 1800 was +9.8 ms.
 . "$(dirname "$0")/lib.sh"
 
 require_sampling
@@ -41,7 +51,7 @@ bad = []
 for name in sorted(truth):
     got = shown.get(name, 0.0)
     d = got - truth[name]
-    flag = abs(d) > 0.015 + 0.05 * truth[name]
+    flag = d < -(0.003 + 0.02 * truth[name]) or d > 0.015 + 0.05 * truth[name]
     print(f"    {name}: ciprof {got:.3f} s, own {truth[name]:.3f} s ({d * 1000:+.1f} ms){'  <-- off' if flag else ''}")
     if flag:
         bad.append(name)
@@ -49,7 +59,7 @@ if len(truth) != 12:
     bad.append(f"{len(truth)} of 12 tests wrote their CPU time")
 sys.exit(1 if bad else 0)
 PY
-		ok "$label: every test's CPU seconds within 15 ms + 5 % of its own getrusage"
+		ok "$label: every test's CPU seconds at most 3 ms + 2 % under and 15 ms + 5 % over its own getrusage"
 	else
 		check_failed "$label: a test's CPU seconds are off (above)"
 	fi
