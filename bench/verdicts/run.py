@@ -3,6 +3,7 @@
 
     bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K] [--interleave K]
                           [--trials-scale F] [--scale F] [--hz N] [--keep DIR] [--json FILE]
+                          [--workload workload|workload2]
 
 (bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
 
@@ -14,7 +15,9 @@ PR branch it profiles heads: identical code (A/A), identical code with a CPU hog
 core during the head run (a noisy neighbour), one function made X % slower (a steady 5 %
 function, crc32_loop, and a steady 20 % one, horner_poly), one test made 10 % slower (a test of
 steady loops, test_checksums, and one of swinging parsing code, test_parse), and everything
-15 % slower. Each head is judged with
+15 % slower (the names are the workload's; --workload workload2 runs a second suite of
+another shape, with its own planted.json, that the statistics were never tuned on). Each head
+is judged with
 `ciprof report --base main --format json --fail-on-regression` at ciprof's shipped defaults.
 
 Printed per scenario: comparisons, build failures (exit 1), regressions made advisory because
@@ -44,11 +47,25 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 
-FUNC5 = "crc32_loop"      # a steady loop holding about 5 % of the suite
-FUNC20 = "horner_poly"    # a steady loop holding about 20 %
-TEST10 = "test_checksums"  # a test of steady loops (crc32, adler32, fnv1a) holding about 12 %
-TEST10S = "test_parse"    # a test of swinging code (parsing, tokenizing) holding about 10 %
-MEMBOUND = "pointer_chase"  # a memory-bound walk: its time swings between identical runs
+# The planted items, named by each workload folder's planted.json (bench/verdicts/workload's:
+# below). FUNC5: a steady loop holding about 5 % of the suite; FUNC20: a steady loop holding
+# about 20 %; TEST10: a test of steady loops holding about 10 %; TEST10S: a test of swinging
+# code holding about 10 %; MEMBOUND: a memory-bound walk, whose time swings between identical
+# runs.
+FUNC5 = "crc32_loop"
+FUNC20 = "horner_poly"
+TEST10 = "test_checksums"  # crc32, adler32, fnv1a: about 12 %
+TEST10S = "test_parse"    # parsing, tokenizing
+MEMBOUND = "pointer_chase"
+
+
+def use_workload(folder):
+    """Names the planted items after folder/planted.json."""
+    global FUNC5, FUNC20, TEST10, TEST10S, MEMBOUND
+    with open(os.path.join(folder, "planted.json")) as f:
+        p = json.load(f)
+    FUNC5, FUNC20, TEST10, TEST10S, MEMBOUND = (
+        p["FUNC5"], p["FUNC20"], p["TEST10"], p["TEST10S"], p["MEMBOUND"])
 
 
 # --quick judges this many A/A heads and fails when more than QUICK_AA_FAILS of them fail the
@@ -169,7 +186,15 @@ def main():
     ap.add_argument("--hz", type=int, help="ciprof run's sampling rate (default: ciprof's own)")
     ap.add_argument("--keep", help="build the repository here and keep it")
     ap.add_argument("--json", help="write every comparison's outcome to this file")
+    ap.add_argument("--workload", default="workload",
+                    help="the suite: a folder of bench/verdicts with a CMake project and its "
+                         "planted.json (default workload; workload2 is a second suite of "
+                         "another shape, never tuned on)")
     a = ap.parse_args()
+    wl = os.path.join(HERE, a.workload)
+    if not os.path.isfile(os.path.join(wl, "planted.json")):
+        sys.exit(f"run.py: no workload at {wl} (a folder with CMakeLists.txt and planted.json)")
+    use_workload(wl)
     history = a.history or 10
     # --quick too: a history of ten back-to-back calm runs fits nearly normal tails (t(30)),
     # and a head on a busier machine then failed A/A builds (chase_init +13 %, parse_csv
@@ -185,7 +210,7 @@ def main():
     repo = os.path.join(top, "repo")
     if os.path.exists(repo):
         shutil.rmtree(repo)
-    shutil.copytree(os.path.join(HERE, "workload"), repo)
+    shutil.copytree(wl, repo)
     with open(os.path.join(repo, ".gitignore"), "w") as f:
         f.write("build/\n")
     sh(["git", "init", "-q", "-b", "main"], repo)
