@@ -366,8 +366,8 @@ void ctest_watch_command(struct ctest_watch *w, char **argv)
 	ctest_watch_poll(w, 1);
 }
 
-void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, const char *cwd,
-                           const char *exe)
+void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, pid_t ppid, char *const *argv,
+                           const char *cwd, const char *exe)
 {
 	if (!argv[0])
 		return;
@@ -389,7 +389,7 @@ void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, 
 	for (size_t i = 0; i < argc; i++)
 		copy[i] = xstrdup(argv[i]);
 	ALLOC_GROW(w->ex, w->nex + 1, w->ex_alloc);
-	w->ex[w->nex++] = (struct ctest_exec){pid, copy, xstrdup(cwd ? cwd : ""), NULL};
+	w->ex[w->nex++] = (struct ctest_exec){pid, ppid, copy, xstrdup(cwd ? cwd : ""), NULL};
 }
 
 /* Whether pid is a live process (not a zombie): an empty command line of one is not there
@@ -419,7 +419,7 @@ static void exec_unread(struct ctest_watch *w, pid_t pid, const char *exe)
 	name_by_exe(w, pid, exe);
 	if (w->nq) {
 		ALLOC_GROW(w->ex, w->nex + 1, w->ex_alloc);
-		w->ex[w->nex++] = (struct ctest_exec){pid, NULL, NULL, xstrdup(exe)};
+		w->ex[w->nex++] = (struct ctest_exec){pid, 0, NULL, NULL, xstrdup(exe)};
 	}
 }
 
@@ -453,7 +453,7 @@ static void exec_read(struct ctest_watch *w, pid_t pid, const char *comm, char *
 		else if (*pwd && ctest_dir_fits(argv, pwd))
 			strcpy(cwd, pwd);
 	}
-	ctest_watch_exec_argv(w, pid, argv, cwd, exe);
+	ctest_watch_exec_argv(w, pid, 0, argv, cwd, exe); /* perf: its fork record links it */
 	free_argv(argv);
 }
 
@@ -552,13 +552,17 @@ int ctest_watch_poll(struct ctest_watch *w, int wait)
 		w->q[i] = w->q[--w->nq];
 	}
 	if (w->attrib->nctest != before) {
-		/* New tests known: name the processes that started while they were asked for. */
+		/* New tests known: name the processes that started while they were asked for, in
+		 * the order they were read (parents first), each then given its parent's test if
+		 * the parent has one now, as the backend would have had it been known then. */
 		for (size_t i = 0; i < w->nex; i++) {
 			const struct ctest_exec *e = &w->ex[i];
 			if (e->argv)
 				match(w, e->pid, e->argv, e->cwd);
 			else
 				name_by_exe(w, e->pid, e->exe);
+			if (e->ppid > 0)
+				attrib_proc_fork(w->attrib, e->pid, e->ppid);
 		}
 	}
 	if (!w->nq)

@@ -28,6 +28,7 @@ struct ctest_query {
  * its command line (then exe, its executable from its first mapping, may still name it). */
 struct ctest_exec {
 	pid_t pid;
+	pid_t ppid;  /* its parent when the backend gave it (preload), else 0 */
 	char **argv; /* owned, NULL-terminated */
 	char *cwd;   /* owned */
 	char *exe;   /* owned, or NULL */
@@ -107,9 +108,16 @@ int ctest_watch_retry(struct ctest_watch *w, int final);
  * can be processed meanwhile, so what waits is bounded by CTEST_PENDING_NS however many execs
  * follow one another. */
 uint64_t ctest_watch_pending_time(const struct ctest_watch *w);
-/* preload: process pid exec'd argv in cwd (its start record carries them). */
-void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, char *const *argv, const char *cwd,
-                           const char *exe);
+/*
+ * preload: process pid, child of ppid, exec'd argv in cwd (its start record carries them).
+ * The backend links it to its parent itself (attrib_proc_fork) as it reads the record; a
+ * process kept for an outstanding query is linked again once the answer has named it, since
+ * its parent, kept too, had no test when it was read (a test's child stays in its test even
+ * when its command line is another test's). ppid 0: the backend's fork records link it
+ * later, in time order (perf).
+ */
+void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, pid_t ppid, char *const *argv,
+                           const char *cwd, const char *exe);
 
 /*
  * Collects the answers of outstanding queries (waiting for them all when wait is set) and

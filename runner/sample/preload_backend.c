@@ -532,7 +532,7 @@ static void on_start(struct psession *s, const struct pl_view *v)
 		char **argv = split_argv(v->u.start.argv, v->u.start.argv_len);
 		char *cwd = xstrndup(v->u.start.cwd, v->u.start.cwd_len);
 		char *exe = xstrndup(v->u.start.exe, v->u.start.exe_len);
-		ctest_watch_exec_argv(&s->rs->ctest, pid, argv, cwd, exe);
+		ctest_watch_exec_argv(&s->rs->ctest, pid, v->u.start.ppid, argv, cwd, exe);
 		free(exe);
 		free(cwd);
 		for (char **a = argv; *a; a++)

@@ -6,8 +6,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "runner/aggregate.h"
@@ -402,7 +405,7 @@ static void test_ctest_gone_by_elimination(void **state)
 	aggregator_add(&agg, t, weak, proc, &dso, &off, 1, 5);
 	/* spin_large starts later and is read in time */
 	char *large[] = {"/b/spin", "90", NULL};
-	ctest_watch_exec_argv(&w, 4242, large, "/b", "/b/spin");
+	ctest_watch_exec_argv(&w, 4242, 0, large, "/b", "/b/spin");
 	t = attrib_sample(&a, 4242, 4242, 20, &weak);
 	assert_string_equal(profile_str(p, t), "spin_large");
 	aggregator_add(&agg, t, weak, proc, &dso, &off, 1, 7);
@@ -452,7 +455,7 @@ static void test_ctest_gone_ambiguous(void **state)
 	uint64_t off = 0x10;
 	int weak;
 	char *ta[] = {"/b/t", "a", NULL};
-	ctest_watch_exec_argv(&w, 100, ta, "/b", "/b/t");
+	ctest_watch_exec_argv(&w, 100, 0, ta, "/b", "/b/t");
 	ctest_watch_exec(&w, GONE1, "t", 0);
 	ctest_watch_mmap(&w, GONE1, "/b/t");
 	ctest_watch_exec(&w, GONE2, "t", 0);
@@ -473,7 +476,7 @@ static void test_ctest_gone_ambiguous(void **state)
 	aggregator_init(&agg, p);
 	ctest_watch_init(&w, &a);
 	char *tb[] = {"/b/t", "b", NULL};
-	ctest_watch_exec_argv(&w, 101, tb, "/b", "/b/t");
+	ctest_watch_exec_argv(&w, 101, 0, tb, "/b", "/b/t");
 	ctest_watch_exec(&w, GONE1, "t", 0);
 	ctest_watch_mmap(&w, GONE1, "/b/t");
 	ctest_watch_exec(&w, GONE2, "t", 0);
@@ -507,19 +510,68 @@ static void test_ctest_child_keeps_test(void **state)
 	assert_int_equal(attrib_ctest_load(&a, json, strlen(json), "x.json"), 0);
 	uint32_t pipe = profile_intern_name(p, "pipe"), alone = profile_intern_name(p, "alone");
 	char *sh[] = {"/bin/sh", "-c", "/b/t 1 | cat", NULL}, *t1[] = {"/b/t", "1", NULL};
-	ctest_watch_exec_argv(&w, 200, sh, "/b", "/bin/sh");
+	ctest_watch_exec_argv(&w, 200, 0, sh, "/b", "/bin/sh");
 	assert_int_equal(attrib_proc_test(&a, 200), pipe);
 	attrib_proc_fork(&a, 201, 200); /* fork first */
-	ctest_watch_exec_argv(&w, 201, t1, "/b", "/b/t");
+	ctest_watch_exec_argv(&w, 201, 0, t1, "/b", "/b/t");
 	assert_int_equal(attrib_proc_test(&a, 201), pipe);
-	ctest_watch_exec_argv(&w, 202, t1, "/b", "/b/t"); /* exec read first: its own match */
+	ctest_watch_exec_argv(&w, 202, 0, t1, "/b", "/b/t"); /* exec read first: its own match */
 	attrib_proc_fork(&a, 202, 200);
 	assert_int_equal(attrib_proc_test(&a, 202), pipe);
-	ctest_watch_exec_argv(&w, 300, t1, "/b", "/b/t"); /* ctest's own child */
+	ctest_watch_exec_argv(&w, 300, 0, t1, "/b", "/b/t"); /* ctest's own child */
 	assert_int_equal(attrib_proc_test(&a, 300), alone);
 	ctest_watch_release(&w);
 	attrib_release(&a);
 	profile_free(p);
+}
+
+/* The same while a ctest query is outstanding (the preload backend): the test's sh and its
+ * child are read, each linked to its parent at once, before the answer names any test; the
+ * answer must leave the child in its parent's test, not in the test whose command line it
+ * runs. Before, under load, a pipeline member's CPU time went to the other test. */
+static void test_ctest_child_keeps_test_answer_late(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ciprof-test-ctest.XXXXXX", fake[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(fake, sizeof(fake), "%s/ctest", dir);
+	FILE *f = fopen(fake, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\n"
+	      "printf '%s' '{\"tests\":[{\"name\":\"alone\",\"command\":[\"/b/t\",\"1\"]},"
+	      "{\"name\":\"pipe\",\"command\":[\"/bin/sh\",\"-c\",\"/b/t 1 && /b/t 1\"]}]}'\n",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(fake, 0755), 0);
+
+	struct profile *p = profile_new();
+	struct attrib a;
+	struct ctest_watch w;
+	attrib_init(&a, p);
+	ctest_watch_init(&w, &a);
+	uint32_t pipe = profile_intern_name(p, "pipe"), alone = profile_intern_name(p, "alone");
+	char *ctest[] = {"ctest", "-j2", NULL};
+	char *sh[] = {"/bin/sh", "-c", "/b/t 1 && /b/t 1", NULL}, *t1[] = {"/b/t", "1", NULL};
+	/* as the preload backend reads start records: the exec, then the link to the parent */
+	ctest_watch_exec_argv(&w, 100, 1, ctest, dir, fake);
+	assert_int_equal(w.nq, 1);
+	ctest_watch_exec_argv(&w, 200, 100, sh, "/b", "/bin/sh");
+	attrib_proc_fork(&a, 200, 100);
+	ctest_watch_exec_argv(&w, 201, 200, t1, "/b", "/b/t");
+	attrib_proc_fork(&a, 201, 200);
+	assert_int_equal(attrib_proc_test(&a, 201), 0); /* nothing named yet */
+	assert_int_equal(ctest_watch_poll(&w, 1), 0);
+	assert_int_equal(a.nctest, 2);
+	assert_int_equal(attrib_proc_test(&a, 200), pipe);
+	assert_int_equal(attrib_proc_test(&a, 201), pipe);
+	ctest_watch_exec_argv(&w, 300, 100, t1, "/b", "/b/t"); /* ctest's own child */
+	attrib_proc_fork(&a, 300, 100);
+	assert_int_equal(attrib_proc_test(&a, 300), alone);
+	ctest_watch_release(&w);
+	attrib_release(&a);
+	profile_free(p);
+	unlink(fake);
+	rmdir(dir);
 }
 
 static uint32_t push(struct profile *p, uint32_t parent, const char *fn, int process)
@@ -590,6 +642,7 @@ int main(void)
 	        cmocka_unit_test(test_ctest_gone_by_elimination),
 	        cmocka_unit_test(test_ctest_gone_ambiguous),
 	        cmocka_unit_test(test_ctest_child_keeps_test),
+	        cmocka_unit_test(test_ctest_child_keeps_test_answer_late),
 	        cmocka_unit_test(test_own_mark_outlives_fork),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
