@@ -1418,6 +1418,17 @@ static void test_clean_steady_test(void **state)
 	assert_true(aa <= 1);
 }
 
+/* swinging_group's suite with every other function in the group that swings together by
+ * 25 %, each of those also 10 % on its own, the rest steady. */
+static void half_swinging(struct synth *s)
+{
+	swinging_group(s);
+	for (int i = 0; i < SYN_NFUNCS; i++) {
+		s->group[i] = i % 2 == 1;
+		s->fjitter[i] = s->group[i] ? 0.1 : 0;
+	}
+}
+
 static void test_swinging_history_sets_the_bar(void **state)
 {
 	(void)state;
@@ -1429,11 +1440,7 @@ static void test_swinging_history_sets_the_bar(void **state)
 	 * 2026-11-27) widened 18 of 40, found 28; since the tests and the functions are two
 	 * families and a noisy head is widened only down to the bar, 0 and 38. */
 	struct synth s;
-	swinging_group(&s);
-	for (int i = 0; i < SYN_NFUNCS; i++) {
-		s.group[i] = i % 2 == 1;
-		s.fjitter[i] = s.group[i] ? 0.1 : 0;
-	}
+	half_swinging(&s);
 	int f = 0;
 	for (int i = 0; i < SYN_NFUNCS; i++)
 		if (!s.group[i] && fabs(s.weight[i] - 0.05) < fabs(s.weight[f] - 0.05))
@@ -1539,11 +1546,7 @@ static void test_widened_to_history_bar(void **state)
 {
 	(void)state;
 	struct synth s;
-	swinging_group(&s);
-	for (int i = 0; i < SYN_NFUNCS; i++) {
-		s.group[i] = i % 2 == 1;
-		s.fjitter[i] = s.group[i] ? 0.1 : 0;
-	}
+	half_swinging(&s);
 	struct synth noisy = s;
 	noisy.jitter = 0.6;
 	size_t widened = 0, seeds = 10;
