@@ -193,66 +193,10 @@ double paired_look_alpha(double total, size_t rounds, size_t max_rounds, int fin
 	return total - (double)before * interim;
 }
 
-/* Regularized incomplete beta I_x(a, b) by its continued fraction (modified Lentz). */
-static double beta_cf(double a, double b, double x)
-{
-	const double tiny = 1e-300;
-	double c = 1, d = 1 - (a + b) * x / (a + 1);
-	if (fabs(d) < tiny)
-		d = tiny;
-	d = 1 / d;
-	double h = d;
-	for (int m = 1; m <= 300; m++) {
-		double m2 = 2.0 * m;
-		double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-		d = 1 + aa * d;
-		d = fabs(d) < tiny ? tiny : d;
-		c = 1 + aa / c;
-		c = fabs(c) < tiny ? tiny : c;
-		d = 1 / d;
-		h *= d * c;
-		aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-		d = 1 + aa * d;
-		d = fabs(d) < tiny ? tiny : d;
-		c = 1 + aa / c;
-		c = fabs(c) < tiny ? tiny : c;
-		d = 1 / d;
-		double del = d * c;
-		h *= del;
-		if (fabs(del - 1) < 1e-14)
-			break;
-	}
-	return h;
-}
-
-static double beta_reg(double a, double b, double x)
-{
-	if (x <= 0)
-		return 0;
-	if (x >= 1)
-		return 1;
-	double lbt = lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x);
-	if (x < (a + 1) / (a + b + 2))
-		return exp(lbt) * beta_cf(a, b, x) / a;
-	return 1 - exp(lbt) * beta_cf(b, a, 1 - x) / b;
-}
-
-double paired_t_p2(double t, double df)
-{
-	if (isnan(t))
-		return 1;
-	t = fabs(t);
-	if (!(df > 0))
-		return erfc(t / sqrt(2));
-	if (isinf(t))
-		return 0;
-	return beta_reg(df / 2, 0.5, df / (df + t * t));
-}
-
 /* One-sided upper tail P(T > t). */
 static double t_sf(double t, double df)
 {
-	double p2 = paired_t_p2(t, df) / 2;
+	double p2 = stats_t_sf2(t, df) / 2;
 	return t >= 0 ? p2 : 1 - p2;
 }
 
@@ -260,11 +204,11 @@ static double t_sf(double t, double df)
 static double t_crit(double p, double df)
 {
 	double lo = 0, hi = 1;
-	while (paired_t_p2(hi, df) > p && hi < 1e6)
+	while (stats_t_sf2(hi, df) > p && hi < 1e6)
 		hi *= 2;
 	for (int i = 0; i < 100; i++) {
 		double mid = (lo + hi) / 2;
-		if (paired_t_p2(mid, df) > p)
+		if (stats_t_sf2(mid, df) > p)
 			lo = mid;
 		else
 			hi = mid;
@@ -355,7 +299,7 @@ void paired_judge(const struct paired *pa, const struct report_options *o, size_
 		double var_quant = (1 / (hm * hm) + 1 / (bm * bm)) / 12;
 		double df = (double)(R - 1);
 		double se = sqrt(fmax(var_emp, var_quant) / (double)R);
-		it->p = paired_t_p2(est / se, df);
+		it->p = stats_t_sf2(est / se, df);
 		double crit = t_crit(out->alpha_look, df);
 		it->lo = expm1(est - crit * se);
 		it->hi = expm1(est + crit * se);

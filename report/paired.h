@@ -100,7 +100,4 @@ void paired_judgement_release(struct paired_judgement *j);
  */
 void paired_apply(struct report_diff *d, const struct paired_judgement *j);
 
-/* Two-sided p-value of a t statistic with df degrees of freedom (df <= 0: the normal). */
-double paired_t_p2(double t, double df);
-
 #endif
