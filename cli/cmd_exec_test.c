@@ -51,7 +51,8 @@ int cmd_exec_test(int argc, char **argv)
 	if (env && *env) {
 		if (strlen(name) > CIPROF_NAME_MAX)
 			fprintf(stderr,
-			        "ciprof: exec-test: warning: the test name is longer than %d bytes; "
+			        "ciprof: exec-test: warning: the test name is longer than %d "
+			        "bytes; "
 			        "it is cut there\n",
 			        CIPROF_NAME_MAX);
 		/* "proc PID NAME": this process is single-threaded, so its TID is its PID. */

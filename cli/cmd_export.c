@@ -113,9 +113,9 @@ static json_t *sampled_profile(const struct profile *p, const char *name, uint32
 	free(frames);
 	free(per_node);
 	return json_pack("{s:s, s:o, s:s, s:i, s:I, s:o, s:o}", "type", "sampled", "name",
-	                 jsonout_str(name),
-	                 "unit", period_ns ? "nanoseconds" : "none", "startValue", 0, "endValue",
-	                 (json_int_t)total, "samples", samples, "weights", weights);
+	                 jsonout_str(name), "unit", period_ns ? "nanoseconds" : "none",
+	                 "startValue", 0, "endValue", (json_int_t)total, "samples", samples,
+	                 "weights", weights);
 }
 
 static json_t *speedscope(const struct profile *p, int64_t run, const char *test)
@@ -194,7 +194,8 @@ int cmd_export(int argc, char **argv)
 	if (r)
 		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
 	if (!a.format)
-		return cli_usage_error("export", "--format is required: folded, speedscope or pprof");
+		return cli_usage_error("export",
+		                       "--format is required: folded, speedscope or pprof");
 	struct store *s;
 	if ((r = cli_store_open(&s, a.db, STORE_READONLY)))
 		return r;

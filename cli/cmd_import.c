@@ -99,7 +99,8 @@ static int import_opt(void *ctx, int id, const char *arg)
 			a->format = FMT_PERF_SCRIPT;
 		else {
 			cli_usage_error("import",
-			                "--format takes folded, pprof or perf-script, not '%s'", arg);
+			                "--format takes folded, pprof or perf-script, not '%s'",
+			                arg);
 			return -1;
 		}
 		return 0;
@@ -199,7 +200,8 @@ int cmd_import(int argc, char **argv)
 		goto out;
 	}
 	if (first + 1 < argc) {
-		r = cli_usage_error("import", "one file at a time; unexpected '%s'", argv[first + 1]);
+		r = cli_usage_error("import", "one file at a time; unexpected '%s'",
+		                    argv[first + 1]);
 		goto out;
 	}
 	const char *path = argv[first];

@@ -150,9 +150,9 @@ static int merge_one(struct store *dst, struct keyset *have, const char *src_pat
 			continue;
 		}
 		if (dry_run) {
-			log_info("merge: would copy run %" PRId64 " (%s, %.12s) from %s", runs[i].id,
-			         *runs[i].branch ? runs[i].branch : "no branch", runs[i].commit,
-			         src_path);
+			log_info("merge: would copy run %" PRId64 " (%s, %.12s) from %s",
+			         runs[i].id, *runs[i].branch ? runs[i].branch : "no branch",
+			         runs[i].commit, src_path);
 			keyset_add(have, key);
 			(*added)++;
 			continue;
@@ -161,7 +161,8 @@ static int merge_one(struct store *dst, struct keyset *have, const char *src_pat
 		run_meta_init(&m);
 		struct profile *p = NULL;
 		int64_t src_id = runs[i].id;
-		if (store_get_run(src, src_id, &m) < 0 || store_load_profile(src, src_id, NULL, &p) < 0) {
+		if (store_get_run(src, src_id, &m) < 0 ||
+		    store_load_profile(src, src_id, NULL, &p) < 0) {
 			run_meta_release(&m);
 			free(key);
 			char *why = xstrdup(cp_last_error());

@@ -160,15 +160,17 @@ int cmd_push(int argc, char **argv)
 	const char *server = config_str(&cfg, CONFIG_PUSH_SERVER);
 	const char *user = config_str(&cfg, CONFIG_PUSH_USER);
 	if (!*server) {
-		r = cli_usage_error("push", "no Pyroscope server: give --server URL, push.server in "
-		                            ".ciprof.yml or CIPROF_PUSH_SERVER");
+		r = cli_usage_error("push",
+		                    "no Pyroscope server: give --server URL, push.server in "
+		                    ".ciprof.yml or CIPROF_PUSH_SERVER");
 		goto out;
 	}
 	token = env_secret("CIPROF_PUSH_TOKEN");
 	password = env_secret("CIPROF_PUSH_PASSWORD");
 	if (*token && *user) {
-		r = cli_usage_error("push", "CIPROF_PUSH_TOKEN and a basic-auth user (%s) are both "
-		                            "set; use one",
+		r = cli_usage_error("push",
+		                    "CIPROF_PUSH_TOKEN and a basic-auth user (%s) are both "
+		                    "set; use one",
 		                    user);
 		goto out;
 	}
@@ -180,8 +182,8 @@ int cmd_push(int argc, char **argv)
 
 	if ((r = cli_store_open(&s, a.db, STORE_READONLY)))
 		goto out;
-	if ((!a.run && store_latest_run(s, NULL, &a.run) < 0) ||
-	    store_get_run(s, a.run, &m) < 0 || store_load_profile(s, a.run, NULL, &p) < 0) {
+	if ((!a.run && store_latest_run(s, NULL, &a.run) < 0) || store_get_run(s, a.run, &m) < 0 ||
+	    store_load_profile(s, a.run, NULL, &p) < 0) {
 		r = cli_runtime_error();
 		goto out;
 	}
@@ -194,7 +196,7 @@ int cmd_push(int argc, char **argv)
 		goto out;
 	}
 	app = *config_str(&cfg, CONFIG_PUSH_APP) ? xstrdup(config_str(&cfg, CONFIG_PUSH_APP))
-	                                          : default_app();
+	                                         : default_app();
 	char pr[32] = "";
 	if (m.pr_number > 0)
 		snprintf(pr, sizeof(pr), "%" PRId64, m.pr_number);
@@ -224,7 +226,9 @@ int cmd_push(int argc, char **argv)
 		        " samples, %zu bytes of pprof, from %" PRId64 " until %" PRId64
 		        ", auth %s%s%s\n",
 		        (long long)a.run, shown, name, samples, pprof.len, push.from, push.until,
-		        *token ? "bearer token" : *user ? "basic" : "none",
+		        *token  ? "bearer token"
+		        : *user ? "basic"
+		                : "none",
 		        *push.tenant ? ", tenant " : "", push.tenant);
 		r = cli_finish_stdout();
 		goto out;
@@ -233,8 +237,8 @@ int cmd_push(int argc, char **argv)
 		r = cli_runtime_error();
 		goto out;
 	}
-	log_info("pushed run %lld to %s as %s (%" PRIu64 " samples)", (long long)a.run, shown,
-	         name, samples);
+	log_info("pushed run %lld to %s as %s (%" PRIu64 " samples)", (long long)a.run, shown, name,
+	         samples);
 	r = cli_finish_stdout();
 out:
 	free_secret(token);

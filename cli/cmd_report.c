@@ -443,7 +443,8 @@ int cmd_report(int argc, char **argv)
 		if (report_gate(&base, NULL, NULL, a.fail) == REPORT_GATE_UNKNOWN_BASE) {
 			/* A typo in --base must not pass every build from now on. */
 			fprintf(stderr,
-			        "ciprof: error: %s (with --fail-on-regression an unknown base is an "
+			        "ciprof: error: %s (with --fail-on-regression an unknown base is "
+			        "an "
 			        "error, so that a typo cannot pass every build)\n",
 			        msg.buf);
 			strbuf_release(&msg);
@@ -516,7 +517,7 @@ int cmd_report(int argc, char **argv)
 	if ((r = cli_write_output(a.output, &out)))
 		goto out;
 	r = report_gate(&base, diff, advisory, a.fail) == REPORT_GATE_FAIL ? EXIT_REGRESSION
-	                                                                     : EXIT_OK;
+	                                                                   : EXIT_OK;
 out:
 	free(ref);
 	free(advisory);

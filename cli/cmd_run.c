@@ -42,7 +42,8 @@ static const struct cli_option run_options[] = {
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
         {"unwind", OPT_UNWIND, "U",
          "fp (frame pointers; a frameless leaf's caller from its CFI; default), fp-only (the "
-         "kernel's frame-pointer walk alone) or dwarf (copies of the stack unwound with their CFI)"},
+         "kernel's frame-pointer walk alone) or dwarf (copies of the stack unwound with their "
+         "CFI)"},
         {"stack-size", OPT_STACK_SIZE, "N",
          "--unwind dwarf: bytes of stack copied per sample, a multiple of 8 up to 65528 "
          "(default 8192)"},
@@ -217,7 +218,8 @@ static void print_summary(const struct profile *p)
 			esc_append(&esc, mod, ESC_TERM);
 			strbuf_addch(&esc, ']');
 		}
-		fprintf(stderr, " %5.1f%%  %5.1f%%  %s\n", 100.0 * (double)f[i].self / (double)total,
+		fprintf(stderr, " %5.1f%%  %5.1f%%  %s\n",
+		        100.0 * (double)f[i].self / (double)total,
 		        100.0 * (double)f[i].total / (double)total, esc.buf);
 	}
 	strbuf_release(&esc);

@@ -128,12 +128,13 @@ static int show_functions(const struct profile *p, int64_t run, const struct run
 		json_t *arr = json_array();
 		for (size_t i = 0; i < shown; i++)
 			json_array_append_new(
-			        arr, json_pack("{s:o, s:o, s:I, s:I, s:f, s:f}", "name",
-			                       jsonout_str(profile_str(p, f[i].function)), "module",
-			                       jsonout_str(profile_str(p, f[i].module)), "self",
-			                       (json_int_t)f[i].self, "total", (json_int_t)f[i].total,
-			                       "self_share", ratio(f[i].self, total), "total_share",
-			                       ratio(f[i].total, total)));
+			        arr,
+			        json_pack("{s:o, s:o, s:I, s:I, s:f, s:f}", "name",
+			                  jsonout_str(profile_str(p, f[i].function)), "module",
+			                  jsonout_str(profile_str(p, f[i].module)), "self",
+			                  (json_int_t)f[i].self, "total", (json_int_t)f[i].total,
+			                  "self_share", ratio(f[i].self, total), "total_share",
+			                  ratio(f[i].total, total)));
 		json_t *root = json_pack("{s:I, s:I, s:o, s:I}", "run", (json_int_t)run, "samples",
 		                         (json_int_t)total, "functions", arr, "more",
 		                         (json_int_t)(n - shown));
@@ -214,11 +215,11 @@ static int show_tests(const struct profile *p, int64_t run, const struct show_ar
 	if (a->format == FMT_JSON) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < shown; i++) {
-			json_t *t = json_pack("{s:o, s:I, s:f, s:f}", "name",
-			                      jsonout_str(rows[i].name),
-			                      "samples", (json_int_t)rows[i].samples, "cpu_seconds",
-			                      (double)rows[i].samples * period, "share",
-			                      ratio(rows[i].samples, total));
+			json_t *t =
+			        json_pack("{s:o, s:I, s:f, s:f}", "name", jsonout_str(rows[i].name),
+			                  "samples", (json_int_t)rows[i].samples, "cpu_seconds",
+			                  (double)rows[i].samples * period, "share",
+			                  ratio(rows[i].samples, total));
 			if (rows[i].result) {
 				json_object_set_new(t, "status",
 				                    json_string(status_name(rows[i].result)));
@@ -227,9 +228,9 @@ static int show_tests(const struct profile *p, int64_t run, const struct show_ar
 			}
 			json_array_append_new(arr, t);
 		}
-		json_t *root = json_pack("{s:I, s:I, s:o, s:I}", "run", (json_int_t)run, "samples",
-		                         (json_int_t)total, "tests", arr, "more",
-		                         (json_int_t)(n - shown));
+		json_t *root =
+		        json_pack("{s:I, s:I, s:o, s:I}", "run", (json_int_t)run, "samples",
+		                  (json_int_t)total, "tests", arr, "more", (json_int_t)(n - shown));
 		ret = jsonout_write(root, stdout, 0);
 	} else {
 		struct strbuf esc = STRBUF_INIT;
@@ -251,7 +252,7 @@ static int show_tests(const struct profile *p, int64_t run, const struct show_ar
 			else if (with_results)
 				printf("%-8s %8s  ", "", "");
 			printf("%s\n", *rows[i].name ? esc_str(&esc, rows[i].name, ESC_TERM)
-			                              : "(outside tests)");
+			                             : "(outside tests)");
 		}
 		if (shown < n)
 			printf("(%zu more; --top 0 shows all)\n", n - shown);

@@ -15,9 +15,15 @@
  * instrumented, so such a library only belongs in the command's LD_PRELOAD. */
 static int is_sanitizer_runtime(const char *entry, size_t len)
 {
-	static const char *const names[] = {"libasan", "libhwasan", "libtsan", "liblsan", "libmsan",
-	                                    "libclang_rt.asan", "libclang_rt.hwasan",
-	                                    "libclang_rt.tsan", "libclang_rt.lsan",
+	static const char *const names[] = {"libasan",
+	                                    "libhwasan",
+	                                    "libtsan",
+	                                    "liblsan",
+	                                    "libmsan",
+	                                    "libclang_rt.asan",
+	                                    "libclang_rt.hwasan",
+	                                    "libclang_rt.tsan",
+	                                    "libclang_rt.lsan",
 	                                    "libclang_rt.msan"};
 	const char *base = entry;
 	for (const char *c = entry; c < entry + len; c++)

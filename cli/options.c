@@ -203,7 +203,8 @@ int cli_parse_backend(const char *cmd, const char *arg, enum runner_backend *out
 		*out = RUNNER_BACKEND_PRELOAD;
 	else {
 		if (cmd)
-			cli_usage_error(cmd, "--backend takes auto, perf or preload, not '%s'", arg);
+			cli_usage_error(cmd, "--backend takes auto, perf or preload, not '%s'",
+			                arg);
 		return -1;
 	}
 	return 0;

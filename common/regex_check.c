@@ -164,7 +164,8 @@ int regex_check(const char *pattern)
 			 * takes 2.6 s and 80 MB, eleven nested '(...)+' 14 s, with few atoms.
 			 * No real pattern nests more than a few. */
 			if (++l->last_q > REGEX_MAX_NESTED_REPEATS)
-				return too_complex(pattern, "repetitions nested more than 3 deep", at);
+				return too_complex(pattern, "repetitions nested more than 3 deep",
+				                   at);
 			if (l->last_q > l->max_q)
 				l->max_q = l->last_q;
 		}

@@ -10,7 +10,7 @@
 
 /* Longest pattern accepted, in bytes, and the largest estimated expansion (in atoms, after
  * repetitions are multiplied out as regcomp does). */
-#define REGEX_MAX_LEN 1024
+#define REGEX_MAX_LEN  1024
 #define REGEX_MAX_COST 20000
 /* The most repetitions nested in one another ("((a+)*)?" is 3; "a++" stacks 2). */
 #define REGEX_MAX_NESTED_REPEATS 3
@@ -19,8 +19,9 @@
  * Estimates the size regcomp would build for POSIX extended pattern (each repetition
  * multiplies what it repeats: x+ and x* and x? by 2, x{m,n} by n + 1) and how deeply
  * repetitions nest (glibc's closure computation is exponential in that when the repeated part
- * can match nothing: '()++++++++++' takes 2.6 s). 0 when within the limits, else -1 with cp_error saying what is too big and where ("'PAT' is too complex to
- * compile safely: ... at offset N"). Never looks past the terminating NUL.
+ * can match nothing: '()++++++++++' takes 2.6 s). 0 when within the limits, else -1 with cp_error
+ * saying what is too big and where ("'PAT' is too complex to compile safely: ... at offset N").
+ * Never looks past the terminating NUL.
  */
 int regex_check(const char *pattern);
 

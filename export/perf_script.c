@@ -246,15 +246,17 @@ int perf_script_parse(struct profile *p, const char *text, size_t len, const cha
 			eol = end;
 		st.lineno++;
 		if (eol == end && !is_blank(line, eol)) {
-			/* perf script ends every line: this one was cut (a stopped pipe, a full disk) */
+			/* perf script ends every line: this one was cut (a stopped pipe, a full
+			 * disk) */
 			r = cp_error("%s:%zu:%zu: the text ends inside a line (truncated?)", name,
 			             st.lineno, (size_t)(eol - line) + 1);
 			break;
 		}
 		if (memchr(line, '\0', (size_t)(eol - line))) {
-			r = cp_error("%s:%zu: a NUL byte: this is not perf script text (a perf.data "
-			             "file? run 'perf script -i FILE' first)",
-			             name, st.lineno);
+			r = cp_error(
+			        "%s:%zu: a NUL byte: this is not perf script text (a perf.data "
+			        "file? run 'perf script -i FILE' first)",
+			        name, st.lineno);
 			break;
 		}
 		if (is_blank(line, eol)) {

@@ -361,8 +361,8 @@ static int pprof_check(const pb_profile *pr, const char *name)
 	return 0;
 }
 
-int pprof_read(struct profile *p, const void *data, size_t len, const char *name,
-               const char *test, const char *default_process, struct pprof_info *info)
+int pprof_read(struct profile *p, const void *data, size_t len, const char *name, const char *test,
+               const char *default_process, struct pprof_info *info)
 {
 	struct strbuf raw;
 	strbuf_init(&raw, PPROF_MAX_BYTES);
@@ -456,7 +456,8 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 			if (loc->mapping_id) {
 				int64_t mi = id_find(&maps, loc->mapping_id);
 				if (mi < 0) {
-					cp_error("%s: location %" PRIu64 " refers to mapping %" PRIu64
+					cp_error("%s: location %" PRIu64
+					         " refers to mapping %" PRIu64
 					         ", which the profile does not define",
 					         name, loc->id, loc->mapping_id);
 					goto out;
@@ -475,8 +476,8 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 				                          .module = profile_intern_name(p, module)};
 				free(full);
 				if (depth + 1 >= PROFILE_MAX_DEPTH) {
-					cp_error("%s: sample %zu: a stack deeper than %d frames", name, i,
-					         PROFILE_MAX_DEPTH);
+					cp_error("%s: sample %zu: a stack deeper than %d frames",
+					         name, i, PROFILE_MAX_DEPTH);
 					goto out;
 				}
 				ALLOC_GROW(stack, depth + 1, stack_alloc);
@@ -487,7 +488,8 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 				const pb_line *ln = loc->line[l];
 				int64_t fi = id_find(&funcs, ln->function_id);
 				if (fi < 0) {
-					cp_error("%s: location %" PRIu64 " refers to function %" PRIu64
+					cp_error("%s: location %" PRIu64
+					         " refers to function %" PRIu64
 					         ", which the profile does not define",
 					         name, loc->id, ln->function_id);
 					goto out;
@@ -497,15 +499,18 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 				struct profile_frame f = {
 				        .function = profile_intern_name(p, pb_str(pr, fn->name)),
 				        .module = root ? 0 : profile_intern_name(p, module),
-				        .file = root ? 0 : profile_intern_name(p, pb_str(pr, fn->filename)),
+				        .file = root ? 0
+				                     : profile_intern_name(
+				                               p, pb_str(pr, fn->filename)),
 				        .line = root || ln->line < 0 || ln->line > UINT32_MAX
 				                        ? 0
 				                        : (uint32_t)ln->line,
-				        .kind = root ? PROFILE_FRAME_PROCESS : PROFILE_FRAME_FUNCTION,
+				        .kind = root ? PROFILE_FRAME_PROCESS
+				                     : PROFILE_FRAME_FUNCTION,
 				};
 				if (depth + 1 >= PROFILE_MAX_DEPTH) {
-					cp_error("%s: sample %zu: a stack deeper than %d frames", name, i,
-					         PROFILE_MAX_DEPTH);
+					cp_error("%s: sample %zu: a stack deeper than %d frames",
+					         name, i, PROFILE_MAX_DEPTH);
 					goto out;
 				}
 				ALLOC_GROW(stack, depth + 1, stack_alloc);
@@ -526,7 +531,8 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 				if (strcmp(pb_str(pr, s->label[j]->key), PPROF_TEST_LABEL))
 					continue;
 				const char *tn = pb_str(pr, s->label[j]->str);
-				t = profile_intern_name(p, strcmp(tn, PPROF_OUTSIDE_TESTS) ? tn : "");
+				t = profile_intern_name(p,
+				                        strcmp(tn, PPROF_OUTSIDE_TESTS) ? tn : "");
 			}
 		}
 		profile_add(p, t, node, count);

@@ -13,7 +13,7 @@
 #define PPROF_PROCESS_COMMENT "ciprof: the root frame of every stack is the process"
 
 /* Label key carrying each sample's test; the name of samples outside any test. */
-#define PPROF_TEST_LABEL "test"
+#define PPROF_TEST_LABEL    "test"
 #define PPROF_OUTSIDE_TESTS "(outside tests)"
 
 struct pprof_info {
@@ -39,7 +39,7 @@ int pprof_write(const struct profile *p, const struct pprof_info *info, const ch
  * default_process. Sets p->stats.period_ns (cpu period in ns), samples and cpu_seconds; *info
  * (may be NULL) gets time and duration. Returns 0, or -1 with cp_error set.
  */
-int pprof_read(struct profile *p, const void *data, size_t len, const char *name,
-               const char *test, const char *default_process, struct pprof_info *info);
+int pprof_read(struct profile *p, const void *data, size_t len, const char *name, const char *test,
+               const char *default_process, struct pprof_info *info);
 
 #endif

@@ -40,8 +40,7 @@ static char *api_message(const struct forge_response *r)
 		               ? NULL
 		               : strbuf_detach(&sb, NULL);
 		strbuf_release(&sb);
-	}
-	else
+	} else
 		text = xstrndup(r->body.buf, r->body.len < 300 ? r->body.len : 300);
 	json_decref(j);
 	if (!text)
@@ -198,7 +197,8 @@ int forge_comment_upsert(const struct forge_target *t, const char *body, size_t 
 	const struct forge_provider_ops *ops = ops_for(t->provider);
 	struct forge_session s = {.t = t, .res = res};
 	memset(res, 0, sizeof(*res));
-	char *text = forge_redact(forge_prepare_body(body, len, ops->body_limit, t->marker), t->token);
+	char *text =
+	        forge_redact(forge_prepare_body(body, len, ops->body_limit, t->marker), t->token);
 	char *payload = NULL;
 	char *auth = NULL;
 	int ret = -1;

@@ -1,8 +1,9 @@
 /* forge/http: the one place ciprof speaks HTTP (libcurl). JSON requests to a forge's REST API
- * (and any body: Pyroscope's /ingest) with its token in a header, responses read into bounded buffers, and retries: server errors
- * (5xx) and network failures back off exponentially, rate limits (429, or 403 with
- * X-RateLimit-Remaining: 0 or Retry-After) wait as long as the server asks, all within one total
- * waiting budget. Every message it leaves has the token replaced by "***". */
+ * (and any body: Pyroscope's /ingest) with its token in a header, responses read into bounded
+ * buffers, and retries: server errors (5xx) and network failures back off exponentially, rate
+ * limits (429, or 403 with X-RateLimit-Remaining: 0 or Retry-After) wait as long as the server
+ * asks, all within one total waiting budget. Every message it leaves has the token replaced by
+ * "***". */
 #ifndef CP_FORGE_HTTP_H
 #define CP_FORGE_HTTP_H
 

@@ -65,5 +65,4 @@ json_t *forge_json(struct forge_session *s, const char *url, const struct forge_
 int forge_get_json(struct forge_session *s, const char *url, int denied_ok,
                    struct forge_response *r, json_t **out);
 
-
 #endif

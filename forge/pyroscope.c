@@ -71,8 +71,9 @@ static int header_safe(const char *what, const char *v)
 {
 	for (const char *c = v; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return cp_error("%s holds control characters; it cannot go in an HTTP header",
-			                what);
+			return cp_error(
+			        "%s holds control characters; it cannot go in an HTTP header",
+			        what);
 	return 0;
 }
 
@@ -189,7 +190,6 @@ int pyroscope_send(const struct pyroscope_push *p, const struct forge_http_polic
 		headers[nh++] = tenant = xasprintf("X-Scope-OrgID: %s", p->tenant);
 	headers[nh++] = "Expect:"; /* no 100-continue round trip for the upload */
 
-
 	/* The multipart body; the boundary must not occur in the profile. */
 	char boundary[64];
 	unsigned seed = (unsigned)time(NULL) ^ ((unsigned)getpid() << 16);
@@ -227,14 +227,15 @@ int pyroscope_send(const struct pyroscope_push *p, const struct forge_http_polic
 		char *msg = xmalloc(resp.body.len + 1);
 		size_t n = 0;
 		for (size_t i = 0; i < resp.body.len; i++)
-			msg[n++] = isprint((unsigned char)resp.body.buf[i]) ? resp.body.buf[i] : ' ';
+			msg[n++] =
+			        isprint((unsigned char)resp.body.buf[i]) ? resp.body.buf[i] : ' ';
 		msg[n] = '\0';
 		forge_redact(forge_redact(msg, secret), cred);
 		n = strlen(msg);
 		if (n > 200)
 			msg[n = 200] = '\0';
-		r = forge_error(secret, "Pyroscope refused the profile: HTTP %ld%s%s%s", resp.status,
-		                hint, n ? ": " : "", msg);
+		r = forge_error(secret, "Pyroscope refused the profile: HTTP %ld%s%s%s",
+		                resp.status, hint, n ? ": " : "", msg);
 		free(msg);
 	}
 	forge_response_release(&resp);

@@ -56,7 +56,8 @@ static inline void ciprof__mark(const char *verb, const char *name)
 	size_t n = 0, len = strlen(name);
 	line[n++] = '@';
 	ciprof__number(line, &n,
-	               (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
+	               (unsigned long long)ts.tv_sec * 1000000000ULL +
+	                       (unsigned long long)ts.tv_nsec);
 	if (len > CIPROF_NAME_MAX) {
 		line[n++] = '~';
 		len = CIPROF_NAME_MAX;

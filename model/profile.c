@@ -199,8 +199,8 @@ void profile_set_result(struct profile *p, uint32_t test, uint32_t status, doubl
 
 const struct profile_result *profile_result(const struct profile *p, uint32_t test)
 {
-	int64_t found = hashidx_find(&p->result_idx, hash_bytes(&test, sizeof(test), 5),
-	                             result_eq, p, &test);
+	int64_t found = hashidx_find(&p->result_idx, hash_bytes(&test, sizeof(test), 5), result_eq,
+	                             p, &test);
 	return found >= 0 ? &p->results[found] : NULL;
 }
 
@@ -343,7 +343,8 @@ void profile_merge_test(struct profile *dst, const struct profile *src, const ch
 	}
 	for (size_t i = 0; i < src->nresults; i++) {
 		const struct profile_result *r = &src->results[i];
-		profile_set_result(dst, test ? forced : profile_intern(dst, profile_str(src, r->test)),
+		profile_set_result(dst,
+		                   test ? forced : profile_intern(dst, profile_str(src, r->test)),
 		                   r->status, r->seconds);
 	}
 	for (size_t i = 0; i < src->nmodules; i++) {

@@ -42,25 +42,26 @@ struct profile_sample {
 	uint64_t count; /* samples */
 };
 
-/* The frame under a process that holds the CPU time no sample saw (runner/attribution/cputime.h). */
+/* The frame under a process that holds the CPU time no sample saw (runner/attribution/cputime.h).
+ */
 #define PROFILE_UNSAMPLED "[unsampled]"
 
 /* A run's figures, in one struct wherever they go: a profile's own (set where they are
  * measured, merged by profile_stats_add), a stored run's (run_meta.stats, the runs table's
  * columns). */
 struct profile_stats {
-	uint64_t samples;    /* samples taken (stored) */
-	uint64_t lost;       /* samples the kernel dropped (PERF_RECORD_LOST) */
-	uint64_t processes;  /* processes seen */
-	uint64_t threads;    /* threads seen */
-	uint64_t period_ns;  /* nanoseconds of CPU per sample (1e9 / hz) */
-	double cpu_seconds;  /* the profile's CPU time: samples * period, unsampled included */
+	uint64_t samples;         /* samples taken (stored) */
+	uint64_t lost;            /* samples the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t processes;       /* processes seen */
+	uint64_t threads;         /* threads seen */
+	uint64_t period_ns;       /* nanoseconds of CPU per sample (1e9 / hz) */
+	double cpu_seconds;       /* the profile's CPU time: samples * period, unsampled included */
 	double unsampled_seconds; /* of it, CPU time no sample saw (the "[unsampled]" frames) */
-	double wall_seconds; /* command's wall time */
-	double others_seconds; /* CPU seconds other processes on the machine used meanwhile:
-	                          set by the runner only (negative: /proc/stat unreadable), 0 in
-	                          any other profile, where nothing reads it; stored as the run's
-	                          tag RUN_TAG_OTHER_CPUS, not as a column */
+	double wall_seconds;      /* command's wall time */
+	double others_seconds;    /* CPU seconds other processes on the machine used meanwhile:
+	                             set by the runner only (negative: /proc/stat unreadable), 0 in
+	                             any other profile, where nothing reads it; stored as the run's
+	                             tag RUN_TAG_OTHER_CPUS, not as a column */
 	int hz;
 	int exit_status; /* the command's exit status as ciprof exits with it */
 };

@@ -134,7 +134,8 @@ static int branch_ancestors(struct store *s, const char *branch, const struct ru
 	int64_t before = head->id;
 	*walk_lo = *walk_hi = rs->n;
 	while (anc->n < need) {
-		struct store_run_filter f = {.branch = branch, .before = before, .limit = WALK_PAGE};
+		struct store_run_filter f = {
+		        .branch = branch, .before = before, .limit = WALK_PAGE};
 		size_t from = rs->n;
 		long got = fetch(s, &f, rs);
 		if (got < 0)
@@ -170,7 +171,8 @@ static int merge_rest(struct store *s, const struct runset *rs, const size_t *re
 {
 	size_t k = 0;
 	while (k < nrest) {
-		/* rest[] is newest first; a stretch goes on while the next is the walked neighbour */
+		/* rest[] is newest first; a stretch goes on while the next is the walked neighbour
+		 */
 		size_t end = k + 1;
 		while (end < nrest && rest[end - 1] >= walk_lo && rest[end] < walk_hi &&
 		       rest[end] == rest[end - 1] + 1)
@@ -184,10 +186,11 @@ static int merge_rest(struct store *s, const struct runset *rs, const size_t *re
 			return -1;
 		if (got != end - k) {
 			profile_free(part);
-			return cp_error("the database's run ranges of branch '%s' disagree with its "
-			                "run list (%zu runs merged, %zu expected): run 'ciprof gc' to "
-			                "rebuild them",
-			                newest->branch, got, end - k);
+			return cp_error(
+			        "the database's run ranges of branch '%s' disagree with its "
+			        "run list (%zu runs merged, %zu expected): run 'ciprof gc' to "
+			        "rebuild them",
+			        newest->branch, got, end - k);
 		}
 		profile_merge(merged, part);
 		profile_stats_add(&merged->stats, &part->stats);
@@ -224,9 +227,10 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 			goto fail;
 		if (rs.n > from && rs.r[from].id == head->id) {
 			set_str(&out->none,
-			        xasprintf("the base run %lld is the head run itself; name an earlier "
-			                  "run, a branch or a commit with --base",
-			                  (long long)head->id));
+			        xasprintf(
+			                "the base run %lld is the head run itself; name an earlier "
+			                "run, a branch or a commit with --base",
+			                (long long)head->id));
 			goto out;
 		}
 		if (rs.n > from) {
@@ -266,7 +270,8 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 			                              plural(n), ref, mb));
 		} else if (n && out->at_merge_base) {
 			set_str(&out->rule,
-			        xasprintf("%zu run%s of %s: %zu at the merge-base %.10s, %zu of older "
+			        xasprintf("%zu run%s of %s: %zu at the merge-base %.10s, %zu of "
+			                  "older "
 			                  "commits the head contains",
 			                  n, plural(n), ref, out->at_merge_base, mb, older));
 		} else if (n) {
@@ -283,8 +288,10 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 				goto fail;
 			if (nbranch) {
 				set_str(&out->none,
-				        xasprintf("branch %s has no run of a commit that the head run "
-				                  "%lld contains (its %lld runs are of later commits)",
+				        xasprintf("branch %s has no run of a commit that the head "
+				                  "run "
+				                  "%lld contains (its %lld runs are of later "
+				                  "commits)",
 				                  ref, (long long)head->id, (long long)nbranch));
 				goto branches;
 			}

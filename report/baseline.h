@@ -30,20 +30,20 @@ struct report_baseline {
 	struct profile **runs;  /* history: recent base-branch runs, one profile each (owned),
 	                           newest first; the chosen runs are among them when n <= nruns */
 	size_t nruns;
-	double *other_cpus; /* per history run, the CPUs other processes kept busy while it ran
-	                       (RUN_TAG_OTHER_CPUS; NAN: not measured) (owned) */
+	double *other_cpus;   /* per history run, the CPUs other processes kept busy while it ran
+	                         (RUN_TAG_OTHER_CPUS; NAN: not measured) (owned) */
 	size_t at_merge_base; /* chosen runs at the merge-base commit */
 	int fallback;         /* a branch, but no run at the merge-base: older ancestors */
 	int unknown;          /* ref names no branch, run or commit in the database */
-	char *commit; /* commit of the first chosen run: at the merge-base when one is, else
-	                 the newest (owned, "" when none) */
-	char *branch; /* its branch (owned) */
-	char *ref;    /* the reference resolved: the --base value or its default (owned) */
-	char *merge_base; /* the merge-base used (owned, "" when unknown) */
-	char *rule;   /* how the runs were chosen, e.g. "3 runs of main at the merge-base
-	                 1a2b3c4d5e" (owned, "" when none) */
-	char *none;   /* when n == 0: why there is no baseline, a sentence (owned) */
-	char *branches; /* the branches in the database, ", "-separated (owned) */
+	char *commit;         /* commit of the first chosen run: at the merge-base when one is, else
+	                         the newest (owned, "" when none) */
+	char *branch;         /* its branch (owned) */
+	char *ref;            /* the reference resolved: the --base value or its default (owned) */
+	char *merge_base;     /* the merge-base used (owned, "" when unknown) */
+	char *rule;           /* how the runs were chosen, e.g. "3 runs of main at the merge-base
+	                         1a2b3c4d5e" (owned, "" when none) */
+	char *none;           /* when n == 0: why there is no baseline, a sentence (owned) */
+	char *branches;       /* the branches in the database, ", "-separated (owned) */
 };
 
 void report_baseline_init(struct report_baseline *b);

@@ -636,8 +636,8 @@ static void history_spread(struct report_diff *d, const double *xs, size_t nf, s
 	int *grp = xmalloc(st_mult(nf ? nf : 1, sizeof(*grp)));
 	size_t n = 0;
 	for (size_t f = 0; f < nf; f++) {
-		if (!code[f] || !stats_run_deviations(xs + f * m, m, level, all, d->efficiency, &nz[f],
-		                                      z + n * m))
+		if (!code[f] || !stats_run_deviations(xs + f * m, m, level, all, d->efficiency,
+		                                      &nz[f], z + n * m))
 			continue;
 		grp[n++] = stats_tail_group(&nz[f]);
 	}
@@ -645,7 +645,8 @@ static void history_spread(struct report_diff *d, const double *xs, size_t nf, s
 		double *col = xmalloc(st_mult(n, sizeof(*col)));
 		for (size_t i = 0; i < m; i++) {
 			for (size_t j = 0; j < n; j++)
-				col[j] = stats_normal_quantile2(ratio_p(d, grp[j], 1, z[j * m + i], INFINITY));
+				col[j] = stats_normal_quantile2(
+				        ratio_p(d, grp[j], 1, z[j * m + i], INFINITY));
 			d->history_spread = fmax(d->history_spread, stats_median(col, n));
 		}
 		free(col);

@@ -97,11 +97,11 @@ struct report_cmp {
 	double tail_scale; /* and its own scale within it (stats_tail_scales; 1: none) */
 	double jump;       /* its history's farthest deviation in robust standard deviations
 	                      (stats_noise.jump; 0: not measured) */
-	int tested;      /* judged: share >= min_share on one side, and not an attribution change
-	                    (a test new, gone, or "(outside tests)" when tests were attributed)
-	                    nor a frame ciprof makes */
+	int tested;        /* judged: share >= min_share on one side, and not an attribution change
+	                      (a test new, gone, or "(outside tests)" when tests were attributed)
+	                      nor a frame ciprof makes */
 	enum report_context context; /* why not, when !tested */
-	int significant; /* q <= alpha and |change| >= min_change */
+	int significant;             /* q <= alpha and |change| >= min_change */
 	enum report_kind kind;
 	int gates;     /* a regression that may fail the build: with fewer than
 	                  STATS_TAIL_SCALE_MIN_RUNS history runs, only one significant on a tail
@@ -167,28 +167,28 @@ struct report_diff {
 	double group_dof[STATS_TAIL_GROUPS], group_scale[STATS_TAIL_GROUPS];
 	/* the tail each stats_tail_group is judged with: 0 the steady items' own (see steady_tail
 	 * in diff.c), 1 the pooled one, 2 the clean steady items' own */
-	double head_spread;                /* variance of log time per item added to every
-	                                      log-ratio test for a head run noisier than its
-	                                      history (0: none; see deflate in diff.c) */
-	double head_median_z;              /* the head's median |z| over the functions deflate
-	                                      checks (0: not checked) */
-	double history_spread;             /* the largest such median of a history run
-	                                      (history_spread in diff.c; 0: not measured) */
-	double head_other_cpus;            /* CPUs other processes kept busy during the head
-	                                      run, and during the median history run that
-	                                      measured it (NAN: not measured; report_note_load) */
+	double head_spread;     /* variance of log time per item added to every
+	                           log-ratio test for a head run noisier than its
+	                           history (0: none; see deflate in diff.c) */
+	double head_median_z;   /* the head's median |z| over the functions deflate
+	                           checks (0: not checked) */
+	double history_spread;  /* the largest such median of a history run
+	                           (history_spread in diff.c; 0: not measured) */
+	double head_other_cpus; /* CPUs other processes kept busy during the head
+	                           run, and during the median history run that
+	                           measured it (NAN: not measured; report_note_load) */
 	double history_other_cpus;
-	double history_other_spread;       /* those history runs' robust spread (1.4826 MAD) */
-	double level_variance;             /* variance of the history runs' log CPU level
-	                                      (how far the whole suite moves run to run) */
-	double shift_variance;             /* variance of log time per item added to every
-	                                      test for a suite-wide move beyond the history's
-	                                      (0: none; see shift_spread in diff.c) */
-	double efficiency;                 /* the share of Poisson's variance sampling adds
-	                                      (stats_sampling_efficiency; 1 without history) */
-	int tests_attributed;              /* some sample on either side belongs to a named test:
-	                                      "(outside tests)" is then harness time, not judged */
-	struct report_item *items;         /* sorted: flagged first, biggest change first */
+	double history_other_spread; /* those history runs' robust spread (1.4826 MAD) */
+	double level_variance;       /* variance of the history runs' log CPU level
+	                                (how far the whole suite moves run to run) */
+	double shift_variance;       /* variance of log time per item added to every
+	                                test for a suite-wide move beyond the history's
+	                                (0: none; see shift_spread in diff.c) */
+	double efficiency;           /* the share of Poisson's variance sampling adds
+	                                (stats_sampling_efficiency; 1 without history) */
+	int tests_attributed;        /* some sample on either side belongs to a named test:
+	                                "(outside tests)" is then harness time, not judged */
+	struct report_item *items;   /* sorted: flagged first, biggest change first */
 	size_t nitems;
 	size_t ntested, nregressed, nimproved;
 	size_t ngating; /* regressions that gate (report_cmp.gates) */

@@ -14,7 +14,6 @@ int report_svg_doc(const struct report *r, struct strbuf *out, int standalone);
 /* The same, focused: only the subtrees under flagged frames, and the callers leading there. */
 int report_svg_focused(const struct report *r, struct strbuf *out, int standalone);
 
-
 /* A node's name in the tree, and its change against the base: head / expected - 1, INFINITY
  * when new, -1 when gone. */
 const char *report_node_name(const struct report_diff *d, uint32_t node);

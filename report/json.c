@@ -15,7 +15,6 @@ static json_t *jnum(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-
 static json_t *cmp_json(const struct report_item *it, const struct report_diff *d, int ab)
 {
 	const struct report_cmp *c = &it->cmp;
@@ -36,9 +35,9 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 	json_object_set_new(o, "kind", json_string(report_kind_name(c->kind)));
 	json_object_set_new(o, "tested", json_boolean(c->tested));
 	/* why not: "too few samples to judge", "harness and tools, ...", "not a function: ..." */
-	json_object_set_new(o, "not_judged", c->tested ? json_null()
-	                                                : json_string(report_context_reason(
-	                                                          c->context)));
+	json_object_set_new(o, "not_judged",
+	                    c->tested ? json_null()
+	                              : json_string(report_context_reason(c->context)));
 	json_object_set_new(o, "noise_cv", jnum(sqrt(c->noise)));
 	if (!ab) {
 		/* which of the history's tails it is judged with, and its history's farthest
@@ -142,7 +141,8 @@ int report_json(const struct report *r, struct strbuf *out)
 		 * history run (null: not measured; docs/report.md, "A head on a busy machine") */
 		json_object_set_new(sum, "head_other_cpus", jnum(d->head_other_cpus));
 		json_object_set_new(sum, "history_other_cpus", jnum(d->history_other_cpus));
-		json_object_set_new(sum, "history_other_cpus_spread", jnum(d->history_other_spread));
+		json_object_set_new(sum, "history_other_cpus_spread",
+		                    jnum(d->history_other_spread));
 		/* the head measured under 0.1 CPUs of others: the steady tails as fitted,
 		 * uncapped (docs/report.md, "A quiet head"; history mode only) */
 		if (!d->ab)
@@ -159,8 +159,8 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(sum, "shift_extra_cv", jnum(sqrt(d->shift_variance)));
 		/* the tails of the history's deviations: Student's t degrees of freedom (null:
 		 * normal) and scale */
-		json_object_set_new(sum, "tail_dof", isinf(d->tail_dof) ? json_null()
-		                                                          : jnum(d->tail_dof));
+		json_object_set_new(sum, "tail_dof",
+		                    isinf(d->tail_dof) ? json_null() : jnum(d->tail_dof));
 		json_object_set_new(sum, "tail_scale", jnum(d->tail_scale));
 		/* the steady functions' own tail (stats_tail_group 0), each of them on its own
 		 * scale besides; the same as the above without 20 history runs */

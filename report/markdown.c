@@ -110,8 +110,7 @@ static void code(struct strbuf *o, const char *name, size_t max)
 
 /* A test's name. "(outside tests)" is always shown with what it holds: here when it is the
  * whole suite (and judged), else its result says it is harness time, not judged. */
-static void test_label(struct strbuf *o, const struct report_diff *d, const char *name,
-                       size_t max)
+static void test_label(struct strbuf *o, const struct report_diff *d, const char *name, size_t max)
 {
 	if (*name)
 		code(o, name, max);
@@ -863,7 +862,8 @@ static void history_footer(struct strbuf *o, const struct report_diff *d)
 	else
 		strbuf_addstr(o, " plus sampling error");
 	if (d->head_spread > 0)
-		strbuf_addf(o, ", widened by the %.1f %% more spread this run showed than its history",
+		strbuf_addf(o,
+		            ", widened by the %.1f %% more spread this run showed than its history",
 		            100 * sqrt(d->head_spread));
 	if (d->shift_variance > 0)
 		strbuf_addf(o,

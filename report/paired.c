@@ -257,8 +257,9 @@ void paired_judge(const struct paired *pa, const struct report_options *o, size_
 		it->lo = it->hi = it->change;
 		/* Enough samples: the minimum share on one side, and PAIRED_MIN_SAMPLES a round
 		 * (fewer make a round's ratio mostly the sampler's phase). */
-		int judged = R >= 2 && ((bt > 0 && b / bt >= o->min_share) ||
-		                        (ht > 0 && h / ht >= o->min_share)) &&
+		int judged = R >= 2 &&
+		             ((bt > 0 && b / bt >= o->min_share) ||
+		              (ht > 0 && h / ht >= o->min_share)) &&
 		             fmax(b, h) >= PAIRED_MIN_SAMPLES * (double)R;
 		/* Frames ciprof makes ("[unsampled]", "[unknown]+0x...") are not functions. */
 		if (it->measure != REPORT_TEST && report_pseudo_frame(it->name))
@@ -369,7 +370,7 @@ void paired_apply(struct report_diff *d, const struct paired_judgement *j)
 		}
 		enum report_context why = c->context;
 		c->tested = pi && pi->state != PAIRED_NOT_JUDGED;
-		c->context = c->tested                ? REPORT_JUDGED
+		c->context = c->tested              ? REPORT_JUDGED
 		             : why != REPORT_JUDGED ? why
 		                                    : REPORT_TOO_SMALL;
 		c->p = pi ? pi->p : 1;

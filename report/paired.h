@@ -1,12 +1,12 @@
 /* report/paired: the statistics of `ciprof ab`. Base and head run in rounds on one machine;
  * each round gives, per test and per function (self time), a head/base ratio. The spread of
- * those ratios across rounds is the item's noise, measured here and now: a paired t test. After each planned
- * look an item is decided slower/faster (a test on the mean log ratio, Benjamini-Hochberg across
- * items, the report's minimum change), decided the same (equivalence: the whole confidence
- * interval within the minimum change), or undecided. The error budget is spent over the looks
- * (Bonferroni): a fifth of it split over the interim looks, the rest, and whatever interim looks
- * were not taken, at the final one, so stopping at the first look where everything is decided
- * keeps the error rates while the comparison that runs to its end keeps most of its power.
+ * those ratios across rounds is the item's noise, measured here and now: a paired t test. After
+ * each planned look an item is decided slower/faster (a test on the mean log ratio,
+ * Benjamini-Hochberg across items, the report's minimum change), decided the same (equivalence: the
+ * whole confidence interval within the minimum change), or undecided. The error budget is spent
+ * over the looks (Bonferroni): a fifth of it split over the interim looks, the rest, and whatever
+ * interim looks were not taken, at the final one, so stopping at the first look where everything is
+ * decided keeps the error rates while the comparison that runs to its end keeps most of its power.
  * docs/ab.md explains the method. */
 #ifndef CP_REPORT_PAIRED_H
 #define CP_REPORT_PAIRED_H

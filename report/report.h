@@ -15,7 +15,6 @@
 
 #include <stddef.h>
 
-
 /* The base branch's recent history for the trend charts: the suite's CPU seconds
  * (quantity 0) and each flagged function's (quantities 1..), one point per base run. */
 struct report_trend {

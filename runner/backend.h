@@ -40,11 +40,11 @@ struct runner_session {
 	uint64_t prev_round_max; /* the newest time read before the current round */
 	uint64_t period_ns;      /* 1e9 / hz */
 	/* run statistics */
-	uint64_t samples;        /* periods sampled (a preload stack may stand for several) */
-	uint64_t stacks;         /* sample events */
-	uint64_t sampled_ns;     /* CPU time the samples stand for */
-	uint64_t lost;           /* samples lost (rings full) */
-	pid_t child;             /* the command, once started */
+	uint64_t samples;    /* periods sampled (a preload stack may stand for several) */
+	uint64_t stacks;     /* sample events */
+	uint64_t sampled_ns; /* CPU time the samples stand for */
+	uint64_t lost;       /* samples lost (rings full) */
+	pid_t child;         /* the command, once started */
 	const struct runner_backend_ops *ops;
 	void *be;
 };

@@ -161,9 +161,8 @@ static struct sigaction caller_pipe;
 static int caller_saved;
 
 /* The child after fork: environment, output on the pty, wait for the cork, exec. */
-static void __attribute__((noreturn))
-child_main(const struct runner_opts *opts, char *const *env, pid_t parent, int go, int err,
-           int ctl, int slave)
+static void __attribute__((noreturn)) child_main(const struct runner_opts *opts, char *const *env,
+                                                 pid_t parent, int go, int err, int ctl, int slave)
 {
 	sigprocmask(SIG_SETMASK, &caller_mask, NULL);
 	sigaction(SIGPIPE, &caller_pipe, NULL);
@@ -389,7 +388,8 @@ void launch_release(struct launch *l)
 		 * signals stay blocked and SIGPIPE ignored (a closed stdout is a write error)
 		 * until ciprof exits. Only SIGCHLD gets its old state back. */
 		sigset_t keep = l->old_mask;
-		for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
+		for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]);
+		     i++)
 			sigaddset(&keep, forwarded_signals[i]);
 		sigprocmask(SIG_SETMASK, &keep, NULL);
 		l->signals_saved = 0;

@@ -32,7 +32,7 @@ struct launch {
 	struct sigaction old_pipe;
 	int signals_saved;
 	int exec_status; /* after RUNNER_ERR_EXEC: 127 (not found) or 126 (not executable) */
-	double start; /* CLOCK_MONOTONIC seconds when the command was released */
+	double start;    /* CLOCK_MONOTONIC seconds when the command was released */
 };
 
 void launch_init(struct launch *l, struct attrib *a, struct markers *m);
@@ -74,7 +74,6 @@ void launch_drain_io(struct launch *l);
  * ciprof exits (signals that raced with the command's end are consumed), so that nothing
  * kills ciprof before it has written and stored the profile; SIGCHLD is unblocked again. */
 void launch_release(struct launch *l);
-
 
 /* The status ciprof exits with for a wait status: the exit code, 128+N for signal N. */
 int launch_exit_status(int status);

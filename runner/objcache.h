@@ -32,22 +32,22 @@ int obj_offset_to_vaddr(const struct obj_segment *segs, size_t nsegs, uint64_t o
  * are read-only for users; elf and the CFI are there only while the object is open.
  */
 struct objfile {
-	const char *path;     /* as asked for: a file, or "[vdso]" */
-	const char *build_id; /* GNU build id in lower-case hex, "" when none */
-	int is_exec;          /* ET_EXEC: its addresses are absolute */
+	const char *path;         /* as asked for: a file, or "[vdso]" */
+	const char *build_id;     /* GNU build id in lower-case hex, "" when none */
+	int is_exec;              /* ET_EXEC: its addresses are absolute */
 	struct obj_segment *segs; /* PT_LOAD segments, in program-header order */
 	size_t nsegs;
 	uint64_t load_start, load_end; /* the first segment's p_vaddr aligned down to its
 	                                * p_align, and the highest segment end (libdwfl's module
 	                                * extent at bias 0) */
-	Elf *elf; /* ELF_C_READ_MMAP on fd; NULL while closed */
+	Elf *elf;                      /* ELF_C_READ_MMAP on fd; NULL while closed */
 
 	/* the cache's own */
 	struct objcache *cache; /* that owns it (libdwfl's find_elf gets only the objfile) */
-	int fd;         /* -1 while closed; the vdso's memfd otherwise */
-	int stale;      /* the path now names another file: never reopened */
-	int vdso;       /* the vdso image: pinned, never checked against a path */
-	Dwarf_CFI *cfi; /* from elf, on first objfile_cfi */
+	int fd;                 /* -1 while closed; the vdso's memfd otherwise */
+	int stale;              /* the path now names another file: never reopened */
+	int vdso;               /* the vdso image: pinned, never checked against a path */
+	Dwarf_CFI *cfi;         /* from elf, on first objfile_cfi */
 	int cfi_tried;
 	dev_t dev;
 	ino_t ino;

@@ -286,15 +286,16 @@ finish:
 			if (symcache_flush(sc) < 0)
 				log_warn("symbol cache: %s", cp_last_error());
 			const struct symcache_stats *cs = symcache_stats(sc);
-			log_verbose("symbol cache: %llu addresses from the cache, %llu symbolized "
-			            "now; %llu files read, %llu written, %llu of other objects, %llu "
-			            "corrupt, %llu evicted",
-			            (unsigned long long)cs->hits, (unsigned long long)cs->misses,
-			            (unsigned long long)cs->files_read,
-			            (unsigned long long)cs->files_written,
-			            (unsigned long long)cs->files_rejected,
-			            (unsigned long long)cs->files_corrupt,
-			            (unsigned long long)cs->files_evicted);
+			log_verbose(
+			        "symbol cache: %llu addresses from the cache, %llu symbolized "
+			        "now; %llu files read, %llu written, %llu of other objects, %llu "
+			        "corrupt, %llu evicted",
+			        (unsigned long long)cs->hits, (unsigned long long)cs->misses,
+			        (unsigned long long)cs->files_read,
+			        (unsigned long long)cs->files_written,
+			        (unsigned long long)cs->files_rejected,
+			        (unsigned long long)cs->files_corrupt,
+			        (unsigned long long)cs->files_evicted);
 		}
 		log_verbose("symbols: %llu libdwfl sessions",
 		            (unsigned long long)symbolizer_counts(sym)->sessions);
@@ -347,7 +348,8 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 		return cp_error("no command to run");
 	const struct config_key_info *hz = config_key_info(CONFIG_RUN_HZ);
 	if (opts->hz < hz->min || opts->hz > hz->max)
-		return cp_error("sampling rate %d Hz is outside %g..%g", opts->hz, hz->min, hz->max);
+		return cp_error("sampling rate %d Hz is outside %g..%g", opts->hz, hz->min,
+		                hz->max);
 	if (opts->unwind == RUNNER_UNWIND_DWARF &&
 	    (opts->stack_size < 8 || opts->stack_size > RUNNER_STACK_SIZE_MAX ||
 	     opts->stack_size % 8))
@@ -358,7 +360,8 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 		                "perf backend",
 		                runner_event_name(opts->event));
 	if (opts->backend == RUNNER_BACKEND_PRELOAD)
-		return runner_session_run(out, opts, &preload_backend_ops, preload_backend_new(opts));
+		return runner_session_run(out, opts, &preload_backend_ops,
+		                          preload_backend_new(opts));
 	int r = runner_session_run(out, opts, &perf_backend_ops, perf_backend_new(opts));
 	/* A hardware event has no stand-in in the preload backend: no fallback. */
 	if (r != RUNNER_ERR_REFUSED || opts->backend != RUNNER_BACKEND_AUTO ||
@@ -369,7 +372,8 @@ int runner_run(struct profile **out, const struct runner_opts *opts)
 	struct runner_opts fallback = *opts;
 	fallback.unwind = RUNNER_UNWIND_FP;
 	preload_announce_fallback(opts->unwind == RUNNER_UNWIND_DWARF);
-	return runner_session_run(out, &fallback, &preload_backend_ops, preload_backend_new(&fallback));
+	return runner_session_run(out, &fallback, &preload_backend_ops,
+	                          preload_backend_new(&fallback));
 }
 
 size_t runner_ctest_tests(char **argv, char ***names)

@@ -71,7 +71,8 @@ int store_check(struct store *s)
 		return store_sqlerr(s, "checking integrity");
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && strcmp(store_col_text(st, 0), "ok")) {
-		cp_error("database %s is corrupt: %s; restore a backup", s->path, store_col_text(st, 0));
+		cp_error("database %s is corrupt: %s; restore a backup", s->path,
+		         store_col_text(st, 0));
 		sqlite3_finalize(st);
 		return -1;
 	}

@@ -452,10 +452,11 @@ static int quick_check(struct store *s)
 	} else {
 		const char *r = (const char *)sqlite3_column_text(st, 0);
 		if (!r || strcmp(r, "ok"))
-			ret = cp_error("database %s is corrupt (%s); nothing was written to it: "
-			               "restore it from a backup, or move it away and ciprof starts "
-			               "a new history",
-			               s->path, r ? r : "quick_check failed");
+			ret = cp_error(
+			        "database %s is corrupt (%s); nothing was written to it: "
+			        "restore it from a backup, or move it away and ciprof starts "
+			        "a new history",
+			        s->path, r ? r : "quick_check failed");
 	}
 	sqlite3_finalize(st);
 	return ret;

@@ -551,7 +551,8 @@ int dict_decode_chunk(const void *data, size_t len, int kind, uint64_t first,
 
 int dict_chunk_needs_ref(const void *data, size_t len, int kind)
 {
-	return kind == DICT_STRINGS && len && *(const unsigned char *)data == DICT_FORMAT_STRINGS_REF;
+	return kind == DICT_STRINGS && len &&
+	       *(const unsigned char *)data == DICT_FORMAT_STRINGS_REF;
 }
 
 void dict_counts(const struct store *s, size_t out[DICT_NKINDS])
@@ -675,9 +676,10 @@ static int first_strings_text(struct store *s, const struct profile *names, stru
 	if (store_query_int(s, "SELECT n FROM dict WHERE id = 1", &n, "reading the dictionary") < 0)
 		return -1;
 	if (n <= 0 || (uint64_t)n >= names->nstr)
-		return cp_error("database %s is corrupt: the first strings chunk holds %lld strings "
-		                "of %zu; restore a backup",
-		                s->path, (long long)n, names->nstr ? names->nstr - 1 : 0);
+		return cp_error(
+		        "database %s is corrupt: the first strings chunk holds %lld strings "
+		        "of %zu; restore a backup",
+		        s->path, (long long)n, names->nstr ? names->nstr - 1 : 0);
 	for (int64_t i = 1; i <= n; i++) {
 		strbuf_addstr(out, profile_str(names, (uint32_t)i));
 		strbuf_addch(out, 0);
@@ -737,7 +739,8 @@ int dict_sync(struct store *s)
 				have_ref = 1;
 			}
 			struct dict_ref ref = {reftext.buf, reftext.len};
-			int r = dict_decode_chunk(blob, len, kind, first, have_ref ? &ref : NULL, &c);
+			int r = dict_decode_chunk(blob, len, kind, first, have_ref ? &ref : NULL,
+			                          &c);
 			if (r == 0 && c.n != n)
 				r = cbad("item count differs from its row");
 			if (r < 0) {

@@ -149,7 +149,8 @@ static void fold_add(struct fold_group *g, const struct blob_entries *e, uint64_
 		return;
 	g->mean.n = 0;
 	for (size_t i = 0; i < g->sum.n; i++) {
-		uint64_t c = g->sum.e[i].count / g->k + (g->sum.e[i].count % g->k >= (g->k + 1) / 2);
+		uint64_t c =
+		        g->sum.e[i].count / g->k + (g->sum.e[i].count % g->k >= (g->k + 1) / 2);
 		if (c) /* a stack seen in fewer than half of the runs, once each, goes */
 			blob_entries_push(&g->mean, g->sum.e[i].test, g->sum.e[i].node, c);
 	}
@@ -401,21 +402,23 @@ int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_res
 		 * each stays as the aggregate, the rest go. An aggregate folded again weighs
 		 * the runs it holds. */
 		int64_t folded, groups;
-		if (store_exec(s,
-		               "INSERT INTO gc_fold(id, survivor, k)"
-		               " SELECT r.id, max(r.id) OVER (PARTITION BY r.branch_id, r.commit_id),"
-		               " coalesce((SELECT max(1, CAST(t.value AS INTEGER)) FROM run_tags t"
-		               " WHERE t.run = r.id AND t.key = '" STORE_TAG_AGGREGATE "'), 1)"
-		               " FROM runs r WHERE r.id IN (SELECT id FROM gc_runs);"
-		               "DELETE FROM gc_fold WHERE survivor IN (SELECT survivor FROM gc_fold"
-		               " GROUP BY survivor HAVING count(*) < 2);"
-		               "DELETE FROM gc_runs WHERE id NOT IN (SELECT id FROM gc_fold)"
-		               " OR id IN (SELECT survivor FROM gc_fold)") < 0 ||
+		if (store_exec(
+		            s,
+		            "INSERT INTO gc_fold(id, survivor, k)"
+		            " SELECT r.id, max(r.id) OVER (PARTITION BY r.branch_id, r.commit_id),"
+		            " coalesce((SELECT max(1, CAST(t.value AS INTEGER)) FROM run_tags t"
+		            " WHERE t.run = r.id AND t.key = '" STORE_TAG_AGGREGATE "'), 1)"
+		            " FROM runs r WHERE r.id IN (SELECT id FROM gc_runs);"
+		            "DELETE FROM gc_fold WHERE survivor IN (SELECT survivor FROM gc_fold"
+		            " GROUP BY survivor HAVING count(*) < 2);"
+		            "DELETE FROM gc_runs WHERE id NOT IN (SELECT id FROM gc_fold)"
+		            " OR id IN (SELECT survivor FROM gc_fold)") < 0 ||
 		    store_query_int(s, "SELECT count(*) FROM gc_fold", &folded,
 		                    "collecting garbage") < 0 ||
 		    store_query_int(s, "SELECT count(DISTINCT survivor) FROM gc_fold", &groups,
 		                    "collecting garbage") < 0 ||
-		    store_query_int(s, "SELECT count(*) FROM gc_runs", &n, "collecting garbage") < 0)
+		    store_query_int(s, "SELECT count(*) FROM gc_runs", &n, "collecting garbage") <
+		            0)
 			goto fail;
 		r->runs_folded = (size_t)folded;
 		r->aggregates = (size_t)groups;
@@ -435,13 +438,15 @@ int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_res
 		               "CREATE TEMP TABLE gc_mean AS SELECT f.survivor AS id,"
 		               " sum(f.k) AS k, sum(r.cpu_seconds * f.k) / sum(f.k) AS cpu,"
 		               " sum(r.wall_seconds * f.k) / sum(f.k) AS wall,"
-		               " CAST(round(sum(r.samples * f.k) * 1.0 / sum(f.k)) AS INTEGER) AS samples,"
+		               " CAST(round(sum(r.samples * f.k) * 1.0 / sum(f.k)) AS INTEGER) AS "
+		               "samples,"
 		               " CAST(round(sum(r.lost * f.k) * 1.0 / sum(f.k)) AS INTEGER) AS lost"
 		               " FROM gc_fold f JOIN runs r ON r.id = f.id GROUP BY f.survivor;"
 		               "UPDATE runs SET cpu_seconds = m.cpu, wall_seconds = m.wall,"
-		               " samples = m.samples, lost = m.lost FROM gc_mean m WHERE runs.id = m.id;"
-		               "INSERT OR REPLACE INTO run_tags(run, key, value) SELECT id, '"
-		               STORE_TAG_AGGREGATE "', CAST(k AS TEXT) FROM gc_mean;"
+		               " samples = m.samples, lost = m.lost FROM gc_mean m WHERE runs.id = "
+		               "m.id;"
+		               "INSERT OR REPLACE INTO run_tags(run, key, value) SELECT id, "
+		               "'" STORE_TAG_AGGREGATE "', CAST(k AS TEXT) FROM gc_mean;"
 		               "DROP TABLE gc_mean") < 0)
 			goto fail;
 		/* An aggregate of several runs has no one build per module: its build ids go. */

@@ -105,9 +105,10 @@ static int build_node(struct profile_builder *b, uint64_t id, uint32_t *out)
 		if (dict_read_node(&b->dict, id, &parent, &frame) < 0)
 			goto out;
 		if (n >= PROFILE_MAX_DEPTH) { /* no importer or runner stores one */
-			cp_error("database %s is corrupt: stack node %llu is deeper than %d frames; "
-			         "restore a backup",
-			         b->s->path, (unsigned long long)id, PROFILE_MAX_DEPTH);
+			cp_error(
+			        "database %s is corrupt: stack node %llu is deeper than %d frames; "
+			        "restore a backup",
+			        b->s->path, (unsigned long long)id, PROFILE_MAX_DEPTH);
 			goto out;
 		}
 		ALLOC_GROW(chain, n + 1, alloc);
@@ -157,10 +158,10 @@ static int load_modules(struct store *s, int64_t run, struct profile *p)
 {
 	sqlite3_stmt *list = NULL, *pair = NULL;
 	int ret = -1;
-	if (store_prepare(s, "SELECT ids FROM run_build_ids WHERE run = ?1", &list, "reading build ids") <
-	            0 ||
+	if (store_prepare(s, "SELECT ids FROM run_build_ids WHERE run = ?1", &list,
+	                  "reading build ids") < 0 ||
 	    store_prepare(s, "SELECT module, build_id FROM build_ids WHERE id = ?1", &pair,
-	            "reading build ids") < 0)
+	                  "reading build ids") < 0)
 		goto out;
 	sqlite3_bind_int64(list, 1, run);
 	int rc = sqlite3_step(list);
@@ -245,10 +246,9 @@ static int load_profile(struct store *s, int64_t id, const char *test, struct pr
 	if (store_get_run(s, id, &m) < 0)
 		goto out;
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(
-	            s->db,
-	            "SELECT branch_id, seq, " RUN_STATS_COLS " FROM runs WHERE id = ?1",
-	            -1, &q, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT branch_id, seq, " RUN_STATS_COLS " FROM runs WHERE id = ?1",
+	                       -1, &q, NULL) != SQLITE_OK) {
 		store_sqlerr(s, "reading run stats");
 		goto out;
 	}

@@ -208,12 +208,12 @@ static int add_modules(struct store *s, int64_t run, const struct profile *p)
 	struct strbuf blob = STRBUF_INIT;
 	size_t n = 0;
 	int ret = -1;
-	if (store_prepare(s, "INSERT OR IGNORE INTO build_ids(module, build_id) VALUES (?1, ?2)", &ins,
-	            "storing build ids") < 0 ||
+	if (store_prepare(s, "INSERT OR IGNORE INTO build_ids(module, build_id) VALUES (?1, ?2)",
+	                  &ins, "storing build ids") < 0 ||
 	    store_prepare(s, "SELECT id FROM build_ids WHERE module = ?1 AND build_id = ?2", &get,
-	            "storing build ids") < 0 ||
+	                  "storing build ids") < 0 ||
 	    store_prepare(s, "INSERT OR REPLACE INTO run_build_ids(run, ids) VALUES (?1, ?2)", &put,
-	            "storing build ids") < 0)
+	                  "storing build ids") < 0)
 		goto out;
 	for (size_t i = 0; i < p->nmodules; i++) {
 		const char *hex = profile_build_id(p, p->modules[i].module);
@@ -491,10 +491,11 @@ int store_branch_names(struct store *s, char **out, int64_t *nbranches)
 	*out = NULL;
 	sqlite3_stmt *st;
 	/* Newest first: the order a reader looks for. runs(branch, id) covers it. */
-	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT branch, COUNT(*) FROM runs WHERE branch <> '' GROUP BY branch "
-	                       "ORDER BY MAX(id) DESC",
-	                       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+	            s->db,
+	            "SELECT branch, COUNT(*) FROM runs WHERE branch <> '' GROUP BY branch "
+	            "ORDER BY MAX(id) DESC",
+	            -1, &st, NULL) != SQLITE_OK)
 		return store_sqlerr(s, "listing branches");
 	struct strbuf sb = STRBUF_INIT;
 	int64_t nb = 0;

@@ -140,7 +140,7 @@ struct store_gc_opts {
 struct store_gc_result {
 	size_t runs_deleted, runs_kept;
 	size_t runs_folded, aggregates; /* removed runs folded, into how many aggregates */
-	size_t branches_rebuilt; /* segment trees rebuilt */
+	size_t branches_rebuilt;        /* segment trees rebuilt */
 	size_t nodes_pruned, frames_pruned, strings_pruned;
 };
 

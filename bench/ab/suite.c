@@ -1,20 +1,20 @@
 /* bench/ab's workload: a test suite's CPU profile in one process. Four steady compute loops and
  * one memory-bound pointer chase (which swings with the machine's caches and neighbours);
- * target() holds about 5 % of the CPU (measured: docs/benchmarks.md) and runs SCALE/1000 times its base work, so that
- * `suite 1100` is the base with a +10 % slowdown of one steady function. */
+ * target() holds about 5 % of the CPU (measured: docs/benchmarks.md) and runs SCALE/1000 times its
+ * base work, so that `suite 1100` is the base with a +10 % slowdown of one steady function. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static volatile uint64_t sink;
 
-#define LOOP(name, body)                                                                  \
-	__attribute__((noinline)) static void name(long n)                                \
-	{                                                                                 \
-		uint64_t x = 0x9e3779b97f4a7c15ULL;                                       \
-		for (long i = 0; i < n; i++)                                              \
-			body;                                                             \
-		sink = x;                                                                 \
+#define LOOP(name, body)                                                                           \
+	__attribute__((noinline)) static void name(long n)                                         \
+	{                                                                                          \
+		uint64_t x = 0x9e3779b97f4a7c15ULL;                                                \
+		for (long i = 0; i < n; i++)                                                       \
+			body;                                                                      \
+		sink = x;                                                                          \
 	}
 
 LOOP(target, x = x * 6364136223846793005ULL + 1442695040888963407ULL)

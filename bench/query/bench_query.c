@@ -146,7 +146,9 @@ int main(int argc, char **argv)
 				die("baseline");
 			sel[r] = now_ms() - a;
 			if (b.n != 5 || b.nruns != 10 || b.fallback)
-				fprintf(stderr, "bench_query: unexpected baseline (%zu runs, %zu history)\n",
+				fprintf(stderr,
+				        "bench_query: unexpected baseline (%zu runs, %zu "
+				        "history)\n",
 				        b.n, b.nruns);
 			report_baseline_release(&b);
 		}
@@ -174,8 +176,8 @@ int main(int argc, char **argv)
 		double med = seg[reps / 2];
 		if (!k)
 			first_ms = med;
-		printf("%9ld %12.1f %14.2f %14.2f %9.1fx %12.1f %14.2f %14.2f", stored, store_s, med,
-		       brute[breps / 2], brute[breps / 2] / med,
+		printf("%9ld %12.1f %14.2f %14.2f %9.1fx %12.1f %14.2f %14.2f", stored, store_s,
+		       med, brute[breps / 2], brute[breps / 2] / med,
 		       (double)(c.page_count * c.page_size) / 1e6, sel[reps / 2], load[reps / 2]);
 		free(sel);
 		free(load);

@@ -34,7 +34,8 @@ static double attach_seconds(int n)
 	for (int i = 0; i < n; i++) {
 		ALLOC_GROW(j.cases, j.n + 1, j.alloc);
 		snprintf(name, sizeof(name), "t%d", i);
-		j.cases[j.n++] = (struct junit_case){xstrdup("Suite"), xstrdup(name), 0, JUNIT_PASSED};
+		j.cases[j.n++] =
+		        (struct junit_case){xstrdup("Suite"), xstrdup(name), 0, JUNIT_PASSED};
 	}
 	double t0 = cpu_seconds();
 	junit_attach(&j, p);

@@ -230,16 +230,19 @@ int main(int argc, char **argv)
 	printf("ratio gzip/db:      %10.1fx  (goal >= 10x)\n", (double)gz_total / (double)dbsize);
 	if (half) {
 		int n = runs - half;
-		double per = (double)(dbsize - size_half) / n, gz = (double)(gz_total - gz_half) / n;
+		double per = (double)(dbsize - size_half) / n,
+		       gz = (double)(gz_total - gz_half) / n;
 		long long dict = (c.bytes_strings - c_half.bytes_strings) +
 		                 (c.bytes_frames - c_half.bytes_frames);
 		long long nodes = c.bytes_nodes - c_half.bytes_nodes;
 		long long prof = c.bytes_profiles - c_half.bytes_profiles;
 		long long tree = c.bytes_segtree - c_half.bytes_segtree;
-		printf("further runs %d-%d: %.0f bytes per run, %.0f gzip'd folded per run: %.2f of it "
+		printf("further runs %d-%d: %.0f bytes per run, %.0f gzip'd folded per run: %.2f "
+		       "of it "
 		       "(goal <= 0.33)\n",
 		       half + 1, runs, per, gz, per / gz);
-		printf("  per further run: strings+frames %.0f B, stack nodes %.0f B (%.0f new), run "
+		printf("  per further run: strings+frames %.0f B, stack nodes %.0f B (%.0f new), "
+		       "run "
 		       "profiles %.0f B, segment tree %.0f B, rows/pages/free %.0f B\n",
 		       (double)dict / n, (double)nodes / n, (double)(c.nodes - c_half.nodes) / n,
 		       (double)prof / n, (double)tree / n,

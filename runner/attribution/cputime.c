@@ -71,8 +71,7 @@ static struct cpu_task *task_get(struct cputime *c, pid_t pid, pid_t tid)
 }
 
 /* Adds ns of unsampled time to (test, weak, process); whole samples go to the aggregator. */
-static void add_rest(struct cputime *c, uint32_t test, uint32_t weak, uint32_t process,
-                     uint64_t ns)
+static void add_rest(struct cputime *c, uint32_t test, uint32_t weak, uint32_t process, uint64_t ns)
 {
 	struct cpu_rest *r = NULL;
 	for (size_t i = c->nrest; i > 0 && !r; i--)
@@ -103,7 +102,8 @@ static void finalize(struct cputime *c, struct cpu_task *t)
 	if (rem && t->nshares) {
 		for (size_t i = 0; i < t->nshares; i++)
 			add_rest(c, t->shares[i].test, t->shares[i].weak, t->process,
-			         (uint64_t)((double)rem * (double)t->shares[i].ns / (double)sampled));
+			         (uint64_t)((double)rem * (double)t->shares[i].ns /
+			                    (double)sampled));
 	} else if (rem) {
 		add_rest(c, t->exit_test, t->exit_weak, t->process, rem);
 	}
@@ -123,13 +123,13 @@ void cputime_sample(struct cputime *c, pid_t pid, pid_t tid, uint32_t test, int 
 	c->sampled_ns += period;
 	for (size_t i = t->nshares; i > 0; i--) {
 		struct cpu_share *s = &t->shares[i - 1];
-		if (s->test == test && s->weak == (uint32_t)!!weak) {
+		if (s->test == test && s->weak == (uint32_t) !!weak) {
 			s->ns += period;
 			return;
 		}
 	}
 	ALLOC_GROW(t->shares, t->nshares + 1, t->shares_alloc);
-	t->shares[t->nshares++] = (struct cpu_share){test, (uint32_t)!!weak, period};
+	t->shares[t->nshares++] = (struct cpu_share){test, (uint32_t) !!weak, period};
 }
 
 void cputime_exit(struct cputime *c, pid_t pid, pid_t tid, uint32_t test, int weak,
@@ -137,7 +137,7 @@ void cputime_exit(struct cputime *c, pid_t pid, pid_t tid, uint32_t test, int we
 {
 	struct cpu_task *t = task_get(c, pid, tid);
 	t->exit_test = test;
-	t->exit_weak = (uint32_t)!!weak;
+	t->exit_weak = (uint32_t) !!weak;
 	t->exited = 1;
 	t->process = process;
 }

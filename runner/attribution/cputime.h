@@ -27,12 +27,12 @@ struct cpu_share {
 
 struct cpu_task {
 	pid_t pid, tid;
-	uint64_t exact_ns;   /* sum of its READ values so far */
-	unsigned reads;      /* READ records seen: one per CPU event */
-	uint32_t exit_test;  /* its test when it exited (EXIT record) */
+	uint64_t exact_ns;  /* sum of its READ values so far */
+	unsigned reads;     /* READ records seen: one per CPU event */
+	uint32_t exit_test; /* its test when it exited (EXIT record) */
 	uint32_t exit_weak;
-	int exited;          /* its EXIT record was seen */
-	uint32_t process;    /* string id of its process's name */
+	int exited;       /* its EXIT record was seen */
+	uint32_t process; /* string id of its process's name */
 	struct cpu_share *shares;
 	size_t nshares, shares_alloc;
 };
@@ -53,8 +53,8 @@ struct cputime {
 	size_t nfinished;
 	struct cpu_rest *rest;
 	size_t nrest, rest_alloc;
-	uint64_t read_ns;     /* sum of all READ values (every task but the command's own) */
-	uint64_t sampled_ns;  /* sum of all sample periods */
+	uint64_t read_ns;      /* sum of all READ values (every task but the command's own) */
+	uint64_t sampled_ns;   /* sum of all sample periods */
 	uint64_t unsampled_ns; /* counted as [unsampled] */
 };
 

@@ -230,8 +230,7 @@ static int runs_tests(char *const *argv)
  * been found on another PATH), its output on a non-blocking pipe. Each distinct invocation
  * (cwd and argv) is asked once. Returns 0, or -1 when it could not start.
  */
-static int start_query(struct ctest_watch *w, char *const *argv, const char *cwd,
-                       const char *exe)
+static int start_query(struct ctest_watch *w, char *const *argv, const char *cwd, const char *exe)
 {
 	struct strbuf key = STRBUF_INIT;
 	strbuf_addstr(&key, cwd ? cwd : "");
@@ -338,13 +337,14 @@ static void finish_query(struct ctest_watch *w, struct ctest_query *q)
 	q->pid = 0;
 	size_t before = w->attrib->nctest;
 	if (timed_out)
-		log_warn("'ctest --show-only=json-v1' gave no answer in %llu s: CTest tests will not "
+		log_warn("'ctest --show-only=json-v1' gave no answer in %llu s: CTest tests will "
+		         "not "
 		         "be named",
 		         (unsigned long long)(CTEST_QUERY_TIMEOUT_NS / 1000000000ULL));
 	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		log_warn("'ctest --show-only=json-v1' failed: CTest tests will not be named");
-	else if (attrib_ctest_load(w->attrib, q->out.buf, q->out.len,
-	                           "ctest --show-only=json-v1") < 0)
+	else if (attrib_ctest_load(w->attrib, q->out.buf, q->out.len, "ctest --show-only=json-v1") <
+	         0)
 		log_warn("%s: CTest tests will not be named", cp_last_error());
 	else
 		log_verbose("ctest lists %zu tests", w->attrib->nctest - before);
@@ -375,8 +375,9 @@ void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, pid_t ppid, char *c
 		if (!w->tests_ctest)
 			w->tests_ctest = pid; /* for the exec doorbells (perf.c) */
 		if (!(pid == w->root && w->root_asked) && start_query(w, argv, cwd, exe) < 0)
-			log_warn("cannot start 'ctest --show-only=json-v1': CTest tests will not be "
-			         "named");
+			log_warn(
+			        "cannot start 'ctest --show-only=json-v1': CTest tests will not be "
+			        "named");
 	}
 	if (w->attrib->nctest)
 		match(w, pid, argv, cwd);

@@ -70,7 +70,7 @@ struct ctest_watch {
 	size_t npend, pend_alloc;
 	pid_t tests_ctest; /* the first ctest process seen that runs tests (perf arms its exec
 	                      doorbells then), 0 before */
-	uint64_t queries; /* ctest invocations asked for their tests */
+	uint64_t queries;  /* ctest invocations asked for their tests */
 	struct ctest_unnamed *unnamed;
 	size_t nunnamed, unnamed_alloc;
 	pid_t root;     /* the command's process, once started (set by the backend) */

@@ -405,7 +405,7 @@ static void open_bell(struct session *s, pid_t child, size_t i, size_t page)
 	attr.comm_exec = 1;
 	attr.watermark = 1;
 	attr.wakeup_watermark = 1; /* every record */
-	attr.use_clockid = 1; /* a group's events share their clock */
+	attr.use_clockid = 1;      /* a group's events share their clock */
 	attr.clockid = CLOCK_MONOTONIC;
 	struct ring *r = &s->bells[i];
 	memset(r, 0, sizeof(*r));
@@ -644,8 +644,7 @@ static size_t fp_stack(struct session *s, struct proc *p, const struct perf_samp
 /* The runner's sample op: the record's process, and its user stack (the kernel's chain, its
  * leaf's caller put back under --unwind fp, unwound with DWARF under --unwind dwarf). */
 static long perf_sample(void *be, struct runner_session *rs, const struct run_event *ev,
-                        struct proc **pp, uint64_t *ips, size_t max, uint64_t *weight,
-                        uint64_t *ns)
+                        struct proc **pp, uint64_t *ips, size_t max, uint64_t *weight, uint64_t *ns)
 {
 	struct session *s = be;
 	struct perf_sample smp;
@@ -683,8 +682,8 @@ static long perf_sample(void *be, struct runner_session *rs, const struct run_ev
 /*
  * One record into the runner's queue as an event (samples as themselves, decoded by
  * perf_sample when processed); lost and throttled samples counted. CTest runs each test as its
- * own process: its command line and working directory name it (runner/attribution/ctest.h), so an exec is
- * looked at as it is read, while /proc still shows the process (short tests end quickly).
+ * own process: its command line and working directory name it (runner/attribution/ctest.h), so an
+ * exec is looked at as it is read, while /proc still shows the process (short tests end quickly).
  */
 static void queue_record(struct session *s, const struct perf_event_header *h)
 {
@@ -951,9 +950,10 @@ static void perf_report(void *be, struct runner_session *rs)
 	struct session *s = be;
 	warn_truncated(s);
 	if (s->nbells && s->bells_armed)
-		log_verbose("exec doorbells rang %llu times and counted %llu ns of CPU time (0: each "
-		            "task's own CPU time stayed its own)",
-		            (unsigned long long)s->bell_rings, (unsigned long long)s->bell_ns);
+		log_verbose(
+		        "exec doorbells rang %llu times and counted %llu ns of CPU time (0: each "
+		        "task's own CPU time stayed its own)",
+		        (unsigned long long)s->bell_rings, (unsigned long long)s->bell_ns);
 	if (s->bell_ns)
 		log_warn("the kernel moved %.3f CPU-s of this run's per-task counts to the exec "
 		         "doorbells: the [unsampled] time of its processes, and so of their tests, "
@@ -978,17 +978,17 @@ static void perf_release(void *be, struct runner_session *rs)
 }
 
 const struct runner_backend_ops perf_backend_ops = {
-	.name = "perf",
-	/* 25 ms; with a ctest in the tree the exec doorbells (arm_bells) wake a round at each
-	 * exec, so CTest processes are named while /proc still shows them. */
-	.round_ms = 25,
-	.start = perf_start,
-	.pollfds = perf_pollfds,
-	.read = perf_read_rings,
-	.sample = perf_sample,
-	.finish = perf_finish,
-	.report = perf_report,
-	.release = perf_release,
+        .name = "perf",
+        /* 25 ms; with a ctest in the tree the exec doorbells (arm_bells) wake a round at each
+         * exec, so CTest processes are named while /proc still shows them. */
+        .round_ms = 25,
+        .start = perf_start,
+        .pollfds = perf_pollfds,
+        .read = perf_read_rings,
+        .sample = perf_sample,
+        .finish = perf_finish,
+        .report = perf_report,
+        .release = perf_release,
 };
 
 void *perf_backend_new(const struct runner_opts *opts)

@@ -326,7 +326,8 @@ char *preload_find_library(void)
 		         "%s and %s); install ciprof with its library (docs/install.md), build the "
 		         "ciprof-preload target, or set CIPROF_PRELOAD_LIB to its path",
 		         next_to ? next_to : "the ciprof binary's folder",
-		         relative ? relative : "bin/" CIPROF_PRELOAD_RELATIVE, CIPROF_PRELOAD_INSTALLED);
+		         relative ? relative : "bin/" CIPROF_PRELOAD_RELATIVE,
+		         CIPROF_PRELOAD_INSTALLED);
 	free(next_to);
 	free(relative);
 	return found;
@@ -398,8 +399,8 @@ struct note {
 struct psession {
 	struct runner_session *rs; /* borrowed: the run this backend feeds */
 	const struct runner_opts *opts;
-	char *lib;   /* libciprof-preload.so */
-	char **env;  /* the command's extra environment */
+	char *lib;  /* libciprof-preload.so */
+	char **env; /* the command's extra environment */
 	char *dir;
 	int dirfd;
 	struct image **img;
@@ -415,7 +416,7 @@ struct psession {
 	struct note *notes;
 	size_t nnotes, notes_alloc;
 	uint64_t bad_files, threads_unsampled, events_lost;
-	int reachable;          /* the command can load the sampler: cmd_path */
+	int reachable; /* the command can load the sampler: cmd_path */
 	char cmd_path[PATH_MAX];
 	uint64_t period_ns;
 	struct image *cur; /* the image whose rings are being read */
@@ -979,8 +980,7 @@ static void report(struct psession *s)
 		         s->notes[i].count > 1 ? ", and others" : "");
 	/* CPU-time timers fire at the scheduler's tick at best; far rarer means a loaded
 	 * machine delayed them: each stack then stands for much CPU time. */
-	double per_stack =
-	        s->rs->stacks ? (double)s->rs->samples / (double)s->rs->stacks : 0;
+	double per_stack = s->rs->stacks ? (double)s->rs->samples / (double)s->rs->stacks : 0;
 	if (per_stack > 3 && per_stack * (double)s->period_ns > 30e6)
 		log_warn("stacks were taken once per %.0f ms of CPU on average, not every %.1f ms: "
 		         "the CPU-time timers fired late (a loaded machine?), so shares are less "
@@ -1108,18 +1108,18 @@ static void preload_release(void *be, struct runner_session *rs)
 }
 
 const struct runner_backend_ops preload_backend_ops = {
-	.name = "preload",
-	.round_ms = ROUND_MS,
-	.prepare = preload_prepare,
-	.start = preload_start,
-	.exec_failed = preload_exec_failed,
-	.read = preload_read,
-	.before_process = preload_before_process,
-	.sample = preload_sample,
-	.exit_stale = preload_exit_stale,
-	.finish = preload_finish,
-	.report = preload_report,
-	.release = preload_release,
+        .name = "preload",
+        .round_ms = ROUND_MS,
+        .prepare = preload_prepare,
+        .start = preload_start,
+        .exec_failed = preload_exec_failed,
+        .read = preload_read,
+        .before_process = preload_before_process,
+        .sample = preload_sample,
+        .exit_stale = preload_exit_stale,
+        .finish = preload_finish,
+        .report = preload_report,
+        .release = preload_release,
 };
 
 void *preload_backend_new(const struct runner_opts *opts)

@@ -28,7 +28,8 @@ void preload_announce_fallback(int dwarf);
  * Where libciprof-preload.so is, as a new absolute path (owned by the caller): the file
  * named by $CIPROF_PRELOAD_LIB when set, else the one next to the running ciprof binary (a
  * build tree), else the one at the install layout's place relative to the binary
- * (bin/../lib/ciprof/, so a moved or unpacked install works), else the configured install path. NULL with cp_error saying where it looked.
+ * (bin/../lib/ciprof/, so a moved or unpacked install works), else the configured install path.
+ * NULL with cp_error saying where it looked.
  */
 char *preload_find_library(void);
 

@@ -446,8 +446,7 @@ static int copy_read(const unsigned char *stack, uint64_t stack_addr, size_t sta
 
 /* A register's rule as libdw spells the common ones: CFA + N, as a location (saved there) or
  * with DW_OP_stack_value as the value itself. */
-static int cfa_rule(const Dwarf_Op *ops, size_t nops, uint64_t cfa, uint64_t *where,
-                    int *is_value)
+static int cfa_rule(const Dwarf_Op *ops, size_t nops, uint64_t cfa, uint64_t *where, int *is_value)
 {
 	size_t i = 0;
 	if (nops < 1 || ops[i].atom != DW_OP_call_frame_cfa)
@@ -558,7 +557,8 @@ size_t unwinder_fix_leaf(struct unwinder *u, const struct unwind_map *leaf,
 		r = LEAF_FIX_KEPT; /* the leaf has its frame: the kernel's walk found its caller */
 	} else if (r < 0 && rbp_known && (regs->valid & (1u << UNWIND_RBP)) &&
 	           rbp == regs->r[UNWIND_RBP]) {
-		/* %rbp still holds the caller's frame: the kernel's walk skipped the caller only. */
+		/* %rbp still holds the caller's frame: the kernel's walk skipped the caller only.
+		 */
 		r = LEAF_FIX_INSERTED;
 		out[n++] = regs->r[UNWIND_RIP];
 		out[n++] = ra;

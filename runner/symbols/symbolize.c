@@ -42,10 +42,10 @@ enum cache_kind { KIND_FILE = 1, KIND_JIT = 2, KIND_VDSO = 3 };
 
 /* One object file: its dwfl session (NULL when closed or unusable). */
 struct symobj {
-	uint32_t path;        /* string id */
-	uint32_t module;      /* string id of the basename */
-	uint32_t build_id;    /* string id of its GNU build id in hex, 0 ("") when it has none */
-	struct objfile *obj;  /* the cache's, as first seen: a later file at the path is not it */
+	uint32_t path;       /* string id */
+	uint32_t module;     /* string id of the basename */
+	uint32_t build_id;   /* string id of its GNU build id in hex, 0 ("") when it has none */
+	struct objfile *obj; /* the cache's, as first seen: a later file at the path is not it */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
@@ -537,9 +537,8 @@ static void symobj_lookup(struct symbolizer *s, const struct symobj *o, uint64_t
 				free(frame);
 			}
 		}
-		Dwfl_Line *line = o->own_lines || s->separate_lines
-		                          ? dwfl_module_getsrc(o->mod, addr)
-		                          : NULL;
+		Dwfl_Line *line =
+		        o->own_lines || s->separate_lines ? dwfl_module_getsrc(o->mod, addr) : NULL;
 		int lineno = 0;
 		const char *src =
 		        line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
@@ -616,7 +615,8 @@ void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t fi
 		/* An object with its own source lines (a project's code built with -g) is not
 		 * cached: its file and line are per address, and samples land on new addresses in
 		 * every run, so a session is needed anyway; and it is rebuilt with a new build id
-		 * by the next commit. Reading and writing its file only cost (docs/benchmarks.md). */
+		 * by the next commit. Reading and writing its file only cost (docs/benchmarks.md).
+		 */
 		if (objfile_open(s->files, o->obj) == 0 && !has_section(o->obj->elf, ".debug_line"))
 			o->tab = symcache_table(s->persist, o->obj);
 	}

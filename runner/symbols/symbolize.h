@@ -72,7 +72,7 @@ void symbolizer_set_max_open(struct symbolizer *s, size_t n);
  * file whose symbols would lie): it gives module+0xOFF, the suffix dropped from the module.
  */
 void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t file_offset,
-			     int is_return, struct sym_info *out);
+                             int is_return, struct sym_info *out);
 
 /*
  * Resolves an absolute address in anonymous executable memory of process pid through
@@ -81,14 +81,14 @@ void symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t fi
  * module "[anon]".
  */
 void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t addr, int is_return,
-			    struct sym_info *out);
+                            struct sym_info *out);
 
 /* Resolves an address in the [vdso] mapping given its offset in the vdso image. The image is
  * the object cache's copy of this process's (the kernel gives every native process the same
  * one); unknown gives
  * "[vdso]+0xOFF". symbolizer_resolve_file routes the path "[vdso]" here. */
 void symbolizer_resolve_vdso(struct symbolizer *s, uint64_t offset, int is_return,
-			     struct sym_info *out);
+                             struct sym_info *out);
 
 /* ---- pieces exposed for unit tests and the fuzzer ---- */
 

@@ -125,7 +125,8 @@ struct symcache *symcache_open(const char *dir, uint64_t max_bytes)
 		char *end;
 		unsigned long long v = strtoull(mb, &end, 10);
 		if (*end || v == 0)
-			log_warn("CIPROF_SYMBOL_CACHE_MB=%s is not a positive number of MiB; using %" PRIu64,
+			log_warn("CIPROF_SYMBOL_CACHE_MB=%s is not a positive number of MiB; using "
+			         "%" PRIu64,
 			         mb, SYMCACHE_MAX_BYTES_DEFAULT >> 20);
 		else
 			c->max_bytes = (uint64_t)v << 20;
@@ -206,8 +207,7 @@ static const struct symcache_entry *find(const struct symcache_table *t, uint64_
 	return pos < 0 ? NULL : &t->e[pos];
 }
 
-const struct symcache_entry *symcache_get(struct symcache_table *t, uint64_t offset,
-                                          int is_return)
+const struct symcache_entry *symcache_get(struct symcache_table *t, uint64_t offset, int is_return)
 {
 	const struct symcache_entry *e = find(t, offset, is_return);
 	if (e)
@@ -403,16 +403,18 @@ static int parse_body(struct symcache_table *t, char *body, int lineno)
 			char *end;
 			unsigned long long n = strtoull(line + 4, &end, 10);
 			if (*end || n != count)
-				return cp_error("%s:%d: the file ends with 'end %s' after %zu entries",
-				                t->path, lineno, line + 4, count);
+				return cp_error(
+				        "%s:%d: the file ends with 'end %s' after %zu entries",
+				        t->path, lineno, line + 4, count);
 			if (nl[1])
 				return cp_error("%s:%d: text after the end", t->path, lineno + 1);
 			sort_ranges(t);
 			for (size_t i = 1; i < t->nr; i++)
 				if (t->r[i].offset < t->r[i - 1].end)
-					return cp_error("%s: the ranges at 0x%" PRIx64 " and 0x%" PRIx64
-					                " overlap",
-					                t->path, t->r[i - 1].offset, t->r[i].offset);
+					return cp_error("%s: the ranges at 0x%" PRIx64
+					                " and 0x%" PRIx64 " overlap",
+					                t->path, t->r[i - 1].offset,
+					                t->r[i].offset);
 			return 0;
 		}
 		struct symcache_entry e = {0};
@@ -443,8 +445,8 @@ static int parse_body(struct symcache_table *t, char *body, int lineno)
 			goto bad;
 		e.is_return = (int)ret;
 		e.kind = *p++;
-		if (*p++ != ' ' || parse_hex(&p, &rel) < 0 || *p++ != ' ' || parse_hex(&p, &lno) < 0 ||
-		    lno > 0xffffffffu || *p != '\t')
+		if (*p++ != ' ' || parse_hex(&p, &rel) < 0 || *p++ != ' ' ||
+		    parse_hex(&p, &lno) < 0 || lno > 0xffffffffu || *p != '\t')
 			goto bad;
 		e.rel = rel;
 		e.line = (unsigned)lno;

@@ -59,8 +59,7 @@ struct symcache_entry {
 /* The entry for (offset, is_return), or NULL. Hits are counted; a lookup that found nothing
  * in either kind of entry is counted with symcache_note_miss. */
 void symcache_note_miss(struct symcache_table *t);
-const struct symcache_entry *symcache_get(struct symcache_table *t, uint64_t offset,
-                                          int is_return);
+const struct symcache_entry *symcache_get(struct symcache_table *t, uint64_t offset, int is_return);
 /* Adds a result (strings copied). Names holding a tab, newline or backslash are not kept. */
 void symcache_put(struct symcache_table *t, const struct symcache_entry *e);
 

@@ -1,7 +1,7 @@
 /* Fuzz target for the reader of the LD_PRELOAD backend's sample files
- * (runner/sample/preload_backend.c): a whole file image, then the same bytes as one ring's contents.
- * Every record handed out must lie inside its input, and every failure must leave a message
- * naming the file and an offset. */
+ * (runner/sample/preload_backend.c): a whole file image, then the same bytes as one ring's
+ * contents. Every record handed out must lie inside its input, and every failure must leave a
+ * message naming the file and an offset. */
 #include "common/error.h"
 #include "runner/sample/preload_backend.h"
 

@@ -464,13 +464,14 @@ static void test_dict_chunks(void **state)
 			dict_chunk_release(&c);
 			/* truncated, or decoded as another kind: refused with a message */
 			cp_clear_error();
-			assert_int_equal(dict_decode_chunk(sb.buf, sb.len - 1, kinds[k], first, NULL, &c),
-			                 -1);
+			assert_int_equal(
+			        dict_decode_chunk(sb.buf, sb.len - 1, kinds[k], first, NULL, &c),
+			        -1);
 			assert_non_null(strstr(cp_last_error(), "dictionary chunk"));
 			dict_chunk_release(&c);
-			assert_int_equal(
-			        dict_decode_chunk(sb.buf, sb.len, kinds[(k + 1) % 3], first, NULL, &c),
-			        -1);
+			assert_int_equal(dict_decode_chunk(sb.buf, sb.len, kinds[(k + 1) % 3],
+			                                   first, NULL, &c),
+			                 -1);
 			assert_non_null(strstr(cp_last_error(), "unknown format"));
 			dict_chunk_release(&c);
 			strbuf_release(&sb);
@@ -489,12 +490,12 @@ static void test_dict_chunks_against_history(void **state)
 	struct profile *d = profile_new();
 	char name[64];
 	/* the first run: 400 names made of 40 words (word i spelled from i's bits) */
-	static const char *const parts[] = {"eval", "frame", "dict", "unicode", "alloc",
-	                                    "lookup", "dl", "expand", "parse", "token"};
+	static const char *const parts[] = {"eval",   "frame", "dict",   "unicode", "alloc",
+	                                    "lookup", "dl",    "expand", "parse",   "token"};
 	char words[40][40];
 	for (int w = 0; w < 40; w++)
-		snprintf(words[w], sizeof(words[w]), "%s%s_%s", w & 1 ? "_Py" : "",
-		         parts[w % 10], parts[(w * 7 + 3) % 10]);
+		snprintf(words[w], sizeof(words[w]), "%s%s_%s", w & 1 ? "_Py" : "", parts[w % 10],
+		         parts[(w * 7 + 3) % 10]);
 	for (int i = 0; i < 400; i++) {
 		snprintf(name, sizeof(name), "%s_%s", words[i % 40], words[(i + i / 40 + 1) % 40]);
 		profile_intern(d, name);
@@ -507,8 +508,8 @@ static void test_dict_chunks_against_history(void **state)
 	}
 	/* a later run: 60 new names like them */
 	for (int i = 0; i < 60; i++) {
-		snprintf(name, sizeof(name), "%s_%s_%d", words[(i * 13) % 40], words[(i * 17 + 5) % 40],
-		         i);
+		snprintf(name, sizeof(name), "%s_%s_%d", words[(i * 13) % 40],
+		         words[(i * 17 + 5) % 40], i);
 		profile_intern(d, name);
 	}
 	assert_int_equal(d->nstr, first_n + 61);
@@ -529,7 +530,8 @@ static void test_dict_chunks_against_history(void **state)
 	dict_chunk_release(&c);
 	cp_clear_error();
 	assert_int_equal(
-	        dict_decode_chunk(against.buf, against.len, DICT_STRINGS, first_n + 1, NULL, &c), -1);
+	        dict_decode_chunk(against.buf, against.len, DICT_STRINGS, first_n + 1, NULL, &c),
+	        -1);
 	assert_non_null(strstr(cp_last_error(), "first strings chunk"));
 	dict_chunk_release(&c);
 	/* another reference text decodes to other text or fails: never silently the same */
@@ -547,8 +549,8 @@ static void test_dict_chunks_against_history(void **state)
 	uint32_t id = 1001, frame = 500;
 	for (int k = 0; k < 100; k++)
 		for (int j = 0; j < 3; j++, id++)
-			nodes[id] = (struct profile_node){j ? id - 1 : (uint32_t)(tu_rand(&st) % 1000) + 1,
-			                                  frame++};
+			nodes[id] = (struct profile_node){
+			        j ? id - 1 : (uint32_t)(tu_rand(&st) % 1000) + 1, frame++};
 	struct strbuf sb = STRBUF_INIT;
 	dict_encode_chunk(&sb, NULL, nodes, DICT_NODES, 1001, 300, NULL);
 	assert_int_equal((unsigned char)sb.buf[0], DICT_FORMAT_NODES_NEXT);
@@ -625,10 +627,14 @@ static void test_extremes_decode(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_compact),
-	        cmocka_unit_test(test_merge),         cmocka_unit_test(test_malformed),
-	        cmocka_unit_test(test_v2_round_trip), cmocka_unit_test(test_v2_compact),
-	        cmocka_unit_test(test_v2_malformed),  cmocka_unit_test(test_rc),
+	        cmocka_unit_test(test_round_trip),
+	        cmocka_unit_test(test_compact),
+	        cmocka_unit_test(test_merge),
+	        cmocka_unit_test(test_malformed),
+	        cmocka_unit_test(test_v2_round_trip),
+	        cmocka_unit_test(test_v2_compact),
+	        cmocka_unit_test(test_v2_malformed),
+	        cmocka_unit_test(test_rc),
 	        cmocka_unit_test(test_dict_chunks),
 	        cmocka_unit_test(test_dict_chunks_against_history),
 	        cmocka_unit_test(test_extremes_decode),

@@ -235,8 +235,9 @@ static void test_option_help(void **state)
 {
 	(void)state;
 	char *h = config_option_help(CONFIG_RUN_HZ);
-	assert_string_equal(h, "samples per CPU-second per thread, or per 10^9 events with --event, "
-	                       "1..10000 (default " CIPROF_STR(CIPROF_DEFAULT_HZ) "; run.hz, CIPROF_RUN_HZ)");
+	assert_string_equal(
+	        h, "samples per CPU-second per thread, or per 10^9 events with --event, "
+	           "1..10000 (default " CIPROF_STR(CIPROF_DEFAULT_HZ) "; run.hz, CIPROF_RUN_HZ)");
 	free(h);
 	h = config_option_help(CONFIG_RUN_BACKEND);
 	assert_string_equal(h, "sampling backend: auto, perf, preload (default auto; run.backend, "
@@ -283,8 +284,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_rules),    cmocka_unit_test(test_errors),
 	        cmocka_unit_test(test_settings), cmocka_unit_test(test_setting_errors),
-	        cmocka_unit_test(test_load),
-	        cmocka_unit_test(test_option_help),
+	        cmocka_unit_test(test_load),     cmocka_unit_test(test_option_help),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

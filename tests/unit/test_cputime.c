@@ -1,5 +1,6 @@
-/* Exact CPU per task (runner/attribution/cputime.c): the time a task's samples did not cover is counted
- * as [unsampled] samples of its process, in its tests in proportion, or in its exit test. */
+/* Exact CPU per task (runner/attribution/cputime.c): the time a task's samples did not cover is
+ * counted as [unsampled] samples of its process, in its tests in proportion, or in its exit test.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,7 +36,8 @@ static void test_cputime(void **state)
 	struct cputime c;
 	aggregator_init(&agg, p);
 	cputime_init(&c, &agg, P, 2); /* two CPUs: two READs per task */
-	uint32_t a = profile_intern(p, "A"), b = profile_intern(p, "B"), proc = profile_intern(p, "x");
+	uint32_t a = profile_intern(p, "A"), b = profile_intern(p, "B"),
+	         proc = profile_intern(p, "x");
 
 	/* task 11: 2 samples in A, 6 in B, 16 periods of CPU: 8 unsampled, split 2:6 */
 	for (int i = 0; i < 2; i++)

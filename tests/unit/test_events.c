@@ -140,6 +140,7 @@ static void test_many(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_order), cmocka_unit_test(test_many)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_order),
+	                                   cmocka_unit_test(test_many)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,10 +149,10 @@ static void test_prepare_body(void **state)
 	                   "d\xed\xa0\x80";
 	b = forge_prepare_body(bad, sizeof(bad) - 1, 1000, COMMENT_MARKER);
 	assert_string_equal(b, COMMENT_MARKER "\na\xef\xbf\xbd"
-	                                    "b\xef\xbf\xbd"
-	                                    "c\xc3\xa9\xef\xbf\xbd"
-	                                    "\xef\xbf\xbd"
-	                                    "d\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	                                      "b\xef\xbf\xbd"
+	                                      "c\xc3\xa9\xef\xbf\xbd"
+	                                      "\xef\xbf\xbd"
+	                                      "d\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 	free(b);
 	/* cut to the limit in characters, with a note */
 	char big[3000];
@@ -318,12 +318,14 @@ static void test_target_gitlab(void **state)
 static void test_pyroscope_name(void **state)
 {
 	(void)state;
-	struct pyroscope_label l[] = {{"branch", "feat/a,b=c}{x"}, {"commit", "abc"},
+	struct pyroscope_label l[] = {{"branch", "feat/a,b=c}{x"},
+	                              {"commit", "abc"},
 	                              {"ci", ""},
 	                              {"pr", "7"},
 	                              {"we ird", "line\nbreak"}};
 	char *n = pyroscope_app_name("my app!", l, 5);
-	assert_string_equal(n, "my_app_.cpu{branch=feat/a_b_c__x,commit=abc,pr=7,we_ird=line_break}");
+	assert_string_equal(n,
+	                    "my_app_.cpu{branch=feat/a_b_c__x,commit=abc,pr=7,we_ird=line_break}");
 	free(n);
 	n = pyroscope_app_name("", NULL, 0);
 	assert_string_equal(n, "ciprof.cpu{}");
@@ -360,7 +362,7 @@ int main(void)
 	        cmocka_unit_test(test_redact),        cmocka_unit_test(test_retry_delay),
 	        cmocka_unit_test(test_prepare_body),  cmocka_unit_test(test_target_github),
 	        cmocka_unit_test(test_target_gitlab), cmocka_unit_test(test_pyroscope_name),
-        cmocka_unit_test(test_allocator),
+	        cmocka_unit_test(test_allocator),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -189,8 +189,7 @@ static void test_one_open_per_object(void **state)
 	symbolizer_resolve_file(s, own.path,
 	                        (uintptr_t)&objcache_test_target - own.start + own.pgoff, 0, &si);
 	assert_string_equal(si.function, "objcache_test_target");
-	symbolizer_resolve_file(s, libc.path, (uintptr_t)&strlen - libc.start + libc.pgoff, 0,
-	                        &si);
+	symbolizer_resolve_file(s, libc.path, (uintptr_t)&strlen - libc.start + libc.pgoff, 0, &si);
 	assert_true(si.resolved);
 	if (have_vdso)
 		symbolizer_resolve_vdso(s, 16, 0, &si);

@@ -1,6 +1,6 @@
-/* The reader of the LD_PRELOAD backend's sample files (runner/sample/preload_backend.c): well-formed
- * files built here as the sampler writes them, and malformed ones, each of which must give a
- * clear error naming the file and the offset of the bad part. */
+/* The reader of the LD_PRELOAD backend's sample files (runner/sample/preload_backend.c):
+ * well-formed files built here as the sampler writes them, and malformed ones, each of which must
+ * give a clear error naming the file and the offset of the bad part. */
 #include "common/error.h"
 #include "common/xalloc.h"
 #include "runner/sample/preload_backend.h"

@@ -225,7 +225,7 @@ static void test_intern_name(void **state)
 	assert_string_equal(profile_str(p, bad),
 	                    "a\xef\xbf\xbd\xef\xbf\xbd(b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 	assert_int_equal(profile_intern_name(p, "a\xfe\xc3(b\xed\xa0\x80"), bad); /* same clean */
-	assert_int_not_equal(profile_intern(p, "a\xff\xc3(b\xed\xa0\x80"), bad); /* raw kept */
+	assert_int_not_equal(profile_intern(p, "a\xff\xc3(b\xed\xa0\x80"), bad);  /* raw kept */
 
 	/* 3000 two-byte characters (6000 bytes): cut on a boundary, within the maximum. */
 	size_t n = 6000;
@@ -258,7 +258,9 @@ static void test_intern_name(void **state)
 static void test_stats_period(void **state)
 {
 	(void)state;
-	struct profile_stats a = {.samples = 2700, .cpu_seconds = 2.8, .unsampled_seconds = 0.097,
+	struct profile_stats a = {.samples = 2700,
+	                          .cpu_seconds = 2.8,
+	                          .unsampled_seconds = 0.097,
 	                          .hz = 999},
 	                     b = a, m = {0};
 	profile_stats_add(&m, &a);

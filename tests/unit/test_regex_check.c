@@ -88,9 +88,8 @@ static void test_rules_checked(void **state)
 {
 	(void)state;
 	struct attrib_rules rules = {0};
-	assert_int_equal(attrib_rules_add(&rules, "evil", NULL, "^t++++++++++++++++++++++art$",
-	                                  NULL),
-	                 -1);
+	assert_int_equal(
+	        attrib_rules_add(&rules, "evil", NULL, "^t++++++++++++++++++++++art$", NULL), -1);
 	assert_non_null(strstr(cp_last_error(), "rule 'evil': test:"));
 	assert_non_null(strstr(cp_last_error(), "too complex"));
 	attrib_rules_release(&rules);

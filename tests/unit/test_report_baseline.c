@@ -35,8 +35,7 @@ struct fixture {
 
 /* main: c1 (run 1), c2 (run 2), c3 (runs 3 and 4), later c4 (run 6); feature run 5 at f1
  * branched from c2; feature run 7 at f2 branched from c3b, a main commit never profiled. */
-static void add(struct fixture *fx, int k, const char *branch, const char *commit,
-                const char *mb)
+static void add(struct fixture *fx, int k, const char *branch, const char *commit, const char *mb)
 {
 	struct run_meta m;
 	tu_meta(&m, branch, commit);
@@ -116,8 +115,8 @@ static void test_at_merge_base_and_older(void **state)
 		/* The merged baseline is the sum of the runs. */
 		uint64_t sum = profile_total(b.runs[0], NULL) + profile_total(b.runs[1], NULL);
 		assert_true(profile_total(b.merged, NULL) == sum);
-		assert_true(b.merged->stats.samples == b.runs[0]->stats.samples +
-		                                               b.runs[1]->stats.samples);
+		assert_true(b.merged->stats.samples ==
+		            b.runs[0]->stats.samples + b.runs[1]->stats.samples);
 		report_baseline_release(&b);
 	}
 	/* --base-runs 1: only the merge-base's run. */
@@ -156,7 +155,8 @@ static void test_fallback_only_ancestors(void **state)
 	report_baseline_release(&b);
 	/* A merge-base computed now (the repository knows better) wins over the recorded one. */
 	report_baseline_init(&b);
-	assert_int_equal(report_baseline_select(fx.s, &head, "main", "c3", 10, contains, &l, &b), 0);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", "c3", 10, contains, &l, &b),
+	                 0);
 	assert_int_equal(b.at_merge_base, 2);
 	assert_false(b.fallback);
 	report_baseline_release(&b);
@@ -279,9 +279,8 @@ static void test_long_history(void **state)
 	profile_free(hp);
 	struct report_baseline b;
 	report_baseline_init(&b);
-	assert_int_equal(report_baseline_select(fx.s, &hm, NULL, NULL, 30, contains_upto40, NULL,
-	                                        &b),
-	                 0);
+	assert_int_equal(
+	        report_baseline_select(fx.s, &hm, NULL, NULL, 30, contains_upto40, NULL, &b), 0);
 	assert_int_equal(b.n, 30);
 	assert_int_equal(b.at_merge_base, 1);
 	assert_false(b.fallback);

@@ -244,7 +244,6 @@ static void test_markdown_no_baseline(void **state)
 	run_meta_release(&m);
 }
 
-
 /* --- frames ciprof makes, and numbers that agree --- */
 
 /* The suite of base_a / base_b / head_c plus frames ciprof makes: "[unsampled]" (CPU time no

@@ -1565,15 +1565,16 @@ static void test_widened_to_history_bar(void **state)
 			size_t n = 0;
 			for (size_t i = 0; i < d->nitems; i++) {
 				const struct report_cmp *c = &d->items[i].cmp;
-				if (d->items[i].measure == REPORT_SELF && c->tested && c->ratio_test &&
-				    n < SYN_NFUNCS * 2)
+				if (d->items[i].measure == REPORT_SELF && c->tested &&
+				    c->ratio_test && n < SYN_NFUNCS * 2)
 					z[n++] = stats_normal_quantile2(c->p);
 			}
 			double med = stats_median(z, n);
 			if (seed == 1)
-				print_message("noisy head over a swinging history: median |z| %.2f, "
-				              "widened to %.2f (the history's bar %.2f)\n",
-				              d->head_median_z, med, d->history_spread);
+				print_message(
+				        "noisy head over a swinging history: median |z| %.2f, "
+				        "widened to %.2f (the history's bar %.2f)\n",
+				        d->head_median_z, med, d->history_spread);
 			assert_float_equal(med, d->history_spread, 0.02);
 			widened++;
 		}

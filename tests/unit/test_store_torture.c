@@ -432,7 +432,10 @@ static void check_db(const char *what, long k, int done, const char *before, con
 	if ((done == 0 && !is_before) || (done == 1 && !is_after) || (!is_before && !is_after))
 		fail_msg("%s %ld: the database holds neither what it held before nor what the "
 		         "operation makes of it (the operation %s)",
-		         what, k, done == 1 ? "succeeded" : done == 0 ? "failed" : "aborted");
+		         what, k,
+		         done == 1   ? "succeeded"
+		         : done == 0 ? "failed"
+		                     : "aborted");
 	free(now);
 }
 

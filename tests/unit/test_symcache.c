@@ -1,8 +1,9 @@
 /* Tests of the symbol cache across runs (runner/symbols/symcache.h): a second symbolizer over
  * the same objects answers from the cache, with no libdwfl session but for objects with their
- * own source lines (not cached), and exactly as an uncached one does; a rebuilt program (new build id) and another program with the same build id are
- * not served the old names; a corrupt file is reported by name and line and falls back; the
- * folder stays under its bound, least recently used files first. */
+ * own source lines (not cached), and exactly as an uncached one does; a rebuilt program (new build
+ * id) and another program with the same build id are not served the old names; a corrupt file is
+ * reported by name and line and falls back; the folder stays under its bound, least recently used
+ * files first. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -99,7 +100,8 @@ static void expect_same(const struct sym_info *want, const struct sym_info *got,
 	if (strcmp(want->function, got->function) || strcmp(want->module, got->module) ||
 	    strcmp(want->file, got->file) || strcmp(want->build_id, got->build_id) ||
 	    want->line != got->line || want->resolved != got->resolved)
-		fail_msg("%s: %s+0x%" PRIx64 " (return %d): uncached %s (%s, %s:%u, %d), got %s (%s, "
+		fail_msg("%s: %s+0x%" PRIx64
+		         " (return %d): uncached %s (%s, %s:%u, %d), got %s (%s, "
 		         "%s:%u, %d)",
 		         what, a->path, a->offset, a->is_return, want->function, want->module,
 		         want->file, want->line, want->resolved, got->function, got->module,
@@ -226,8 +228,8 @@ static uint64_t function_offset(const char *path, const char *fname)
 	return off;
 }
 
-static const char *resolve_with(const char *cache_dir, const char *path, uint64_t off,
-                                char *buf, size_t bufsz, uint64_t *sessions)
+static const char *resolve_with(const char *cache_dir, const char *path, uint64_t off, char *buf,
+                                size_t bufsz, uint64_t *sessions)
 {
 	struct symcache *c = cache_dir ? symcache_open(cache_dir, 0) : NULL;
 	struct symbolizer *s = new_symbolizer(c);
@@ -333,10 +335,10 @@ static void test_corrupt_falls_back(void **state)
 	/* each damage: named in the error (file and line), then the real symbolization */
 	static const char *const damage[] = {
 	        /* each command ends with the file's name */
-	        "sed -i 's/^r \\([0-9a-f]*\\) /r zz\\1 /'",           /* a bad range line */
+	        "sed -i 's/^r \\([0-9a-f]*\\) /r zz\\1 /'",             /* a bad range line */
 	        "sed -i '$d'",                                          /* cut short: no end */
 	        "sed -i 's/\\tcorrupt_test_fn/\\twrong_name\\tx\\ty/'", /* extra fields */
-	        "printf 'garbage\\n' >",                               /* not a cache file */
+	        "printf 'garbage\\n' >",                                /* not a cache file */
 	        "head -c 20 /dev/urandom >",
 	};
 	for (size_t i = 0; i < sizeof(damage) / sizeof(*damage); i++) {
@@ -413,8 +415,7 @@ static void test_bounded(void **state)
 	assert_int_not_equal(access(f[0], F_OK), 0);
 	assert_int_equal(access(f[2], F_OK), 0);
 	/* an evicted object is symbolized anew */
-	assert_string_equal(resolve_with(cache, prog[0], off[0], buf, sizeof(buf), NULL),
-	                    names[0]);
+	assert_string_equal(resolve_with(cache, prog[0], off[0], buf, sizeof(buf), NULL), names[0]);
 	rm_rf(dir);
 }
 

@@ -570,8 +570,8 @@ static void test_fix_leaf(void **state)
 		assert_int_equal(out[2], ret_from_leaf_caller);
 
 		/* A copy too short for the return address: the chain as it was. */
-		n = unwinder_fix_leaf(u, map_of(leaf_r[0]), &regs, leaf_copy, leaf_r[1], 8 * clobber,
-		                      fp, nfp, out, 16, &how);
+		n = unwinder_fix_leaf(u, map_of(leaf_r[0]), &regs, leaf_copy, leaf_r[1],
+		                      8 * clobber, fp, nfp, out, 16, &how);
 		assert_int_equal(how, LEAF_FIX_OUT_OF_COPY);
 		assert_int_equal(n, nfp);
 		assert_memory_equal(out, fp, nfp * sizeof(*fp));
@@ -580,9 +580,8 @@ static void test_fix_leaf(void **state)
 	struct unwind_regs regs = {.valid = 1u << UNWIND_RIP | 1u << UNWIND_RSP};
 	uint64_t fp[2] = {0x1000, 0x2000}, out[4];
 	enum leaf_fix how;
-	assert_int_equal(unwinder_fix_leaf(u, NULL, &regs, leaf_copy, 0, LEAF_COPY, fp, 2, out, 4,
-	                                   &how),
-	                 2);
+	assert_int_equal(
+	        unwinder_fix_leaf(u, NULL, &regs, leaf_copy, 0, LEAF_COPY, fp, 2, out, 4, &how), 2);
 	assert_int_equal(how, LEAF_FIX_NO_CFI);
 	const struct unwinder_stats *st = unwinder_stats(u);
 	assert_int_equal(st->leaf[LEAF_FIX_INSERTED], 1);

@@ -293,7 +293,8 @@ NOINLINE static uint64_t tokenize(uint64_t n)
 			if (*c == ' ') {
 				c++;
 			} else if ((*c >= 'a' && *c <= 'z') || *c == '_') {
-				while ((*c >= 'a' && *c <= 'z') || *c == '_' || (*c >= '0' && *c <= '9'))
+				while ((*c >= 'a' && *c <= 'z') || *c == '_' ||
+				       (*c >= '0' && *c <= '9'))
 					c++;
 				toks += 2;
 			} else if (*c >= '0' && *c <= '9') {
@@ -311,7 +312,8 @@ NOINLINE static uint64_t tokenize(uint64_t n)
 
 NOINLINE static uint64_t base64_encode(uint64_t n)
 {
-	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char tbl[] =
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	unsigned char in[48];
 	char out[64];
 	for (int i = 0; i < 48; i++)
@@ -533,14 +535,15 @@ static const struct {
 /* Prints iterations per millisecond of each function (for the table above). */
 static void calibrate(void)
 {
-#define CAL(fn, n)                                                                            \
-	do {                                                                                  \
-		struct timespec a, b;                                                         \
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);                                  \
-		sink += (uint64_t)fn(n);                                                      \
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);                                  \
-		double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6; \
-		printf("%-16s %12.1f per ms\n", #fn, (double)(n) / ms);                        \
+#define CAL(fn, n)                                                                                 \
+	do {                                                                                       \
+		struct timespec a, b;                                                              \
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);                                       \
+		sink += (uint64_t)fn(n);                                                           \
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);                                       \
+		double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 +                                  \
+		            (double)(b.tv_nsec - a.tv_nsec) / 1e6;                                 \
+		printf("%-16s %12.1f per ms\n", #fn, (double)(n) / ms);                            \
 	} while (0)
 	CAL(crc32_loop, 3000000);
 	CAL(adler32_loop, 10000000);

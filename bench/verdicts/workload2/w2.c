@@ -217,8 +217,8 @@ NOINLINE static uint64_t hex_digest(const uint64_t v[4], uint64_t n)
 /* Per-file constants of the tree: words loaded per block, rounds per block, hex formats per
  * file (they set the shares of digest_block, sip_rounds and hex_digest). */
 #define DIGEST_PREP 32.0
-#define DIGEST_SIP 600.0
-#define DIGEST_HEX 3.0
+#define DIGEST_SIP  600.0
+#define DIGEST_HEX  3.0
 
 NOINLINE static uint64_t digest_corpus(uint64_t nfiles)
 {
@@ -431,9 +431,9 @@ NOINLINE static uint64_t record_qsort(uint64_t n)
 
 /* ---- test_memory: a random walk over 128 MiB and a 16 MiB hash table ---- */
 
-enum { WALK_N = 16 << 20 };       /* 128 MiB of uint64 */
-enum { HASH_N = 2 << 20 };        /* 16 MiB of slots */
-enum { HASH_KEYS = HASH_N / 2 };  /* distinct keys inserted: load 0.5 */
+enum { WALK_N = 16 << 20 };      /* 128 MiB of uint64 */
+enum { HASH_N = 2 << 20 };       /* 16 MiB of slots */
+enum { HASH_KEYS = HASH_N / 2 }; /* distinct keys inserted: load 0.5 */
 static uint64_t *walk_buf, *hash_tab;
 
 /* Fills the walk's buffer with random words: n words, wrapping, and never fewer than the
@@ -489,7 +489,8 @@ NOINLINE static uint64_t hash_probe(uint64_t n)
 {
 	uint64_t found = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t k = hash_key(mix64(i) % (2 * (uint64_t)HASH_KEYS)), h = (k >> 17) & (HASH_N - 1);
+		uint64_t k = hash_key(mix64(i) % (2 * (uint64_t)HASH_KEYS)),
+		         h = (k >> 17) & (HASH_N - 1);
 		while (hash_tab[h] && hash_tab[h] != k)
 			h = (h + 1) & (HASH_N - 1);
 		found += hash_tab[h] == k;
@@ -508,7 +509,8 @@ NOINLINE static double nbody_step(uint64_t n)
 	for (uint64_t s = 0; s < n; s++) {
 		if (s % 1000 == 0) /* a fresh, bounded system every 1000 steps */
 			for (int i = 0; i < NB; i++) {
-				x[i] = cos(i * 0.7) * (1 + i % 5), y[i] = sin(i * 0.7) * (1 + i % 3);
+				x[i] = cos(i * 0.7) * (1 + i % 5),
+				y[i] = sin(i * 0.7) * (1 + i % 3);
 				z[i] = (i % 7) * 0.1 - 0.3;
 				vx[i] = -y[i] * 0.1, vy[i] = x[i] * 0.1, vz[i] = 0;
 				m[i] = 1.0 + (i % 4) * 0.25;
@@ -554,7 +556,8 @@ NOINLINE static double fft_radix2(uint64_t n)
 			int half = len / 2, step = N / len;
 			for (int i = 0; i < N; i += len)
 				for (int k = 0; k < half; k++) {
-					double c = wr[k * step], d = inv ? -wi[k * step] : wi[k * step];
+					double c = wr[k * step],
+					       d = inv ? -wi[k * step] : wi[k * step];
 					double ur = re[i + k], ui = im[i + k];
 					double xr = re[i + k + half], xi = im[i + k + half];
 					double vr = xr * c - xi * d, vi = xr * d + xi * c;
@@ -588,7 +591,8 @@ NOINLINE static void quick_sort(uint32_t *a, long lo, long hi)
 	while (hi - lo > 16) {
 		long mid = lo + (hi - lo) / 2;
 		uint32_t p = a[lo], q = a[mid], r = a[hi]; /* median of three */
-		uint32_t piv = p < q ? (q < r ? q : (p < r ? r : p)) : (p < r ? p : (q < r ? r : q));
+		uint32_t piv =
+		        p < q ? (q < r ? q : (p < r ? r : p)) : (p < r ? p : (q < r ? r : q));
 		long i = lo, j = hi;
 		while (i <= j) {
 			while (a[i] < piv)
@@ -751,7 +755,8 @@ NOINLINE static uint64_t utf8_count(uint64_t n)
 		if (c < 0x80)
 			buf[len++] = (unsigned char)c;
 		else if (c < 0x800)
-			buf[len++] = (unsigned char)(0xc0 | c >> 6), buf[len++] = (unsigned char)(0x80 | (c & 63));
+			buf[len++] = (unsigned char)(0xc0 | c >> 6),
+			buf[len++] = (unsigned char)(0x80 | (c & 63));
 		else if (c < 0x10000)
 			buf[len++] = (unsigned char)(0xe0 | c >> 12),
 			buf[len++] = (unsigned char)(0x80 | ((c >> 6) & 63)),
@@ -773,10 +778,13 @@ NOINLINE static uint64_t utf8_count(uint64_t n)
 			else if (b < 0xe0)
 				c = (uint32_t)(b & 31) << 6 | (buf[i + 1] & 63), i += 2;
 			else if (b < 0xf0)
-				c = (uint32_t)(b & 15) << 12 | (uint32_t)(buf[i + 1] & 63) << 6 | (buf[i + 2] & 63), i += 3;
+				c = (uint32_t)(b & 15) << 12 | (uint32_t)(buf[i + 1] & 63) << 6 |
+				    (buf[i + 2] & 63),
+				i += 3;
 			else
 				c = (uint32_t)(b & 7) << 18 | (uint32_t)(buf[i + 1] & 63) << 12 |
-				    (uint32_t)(buf[i + 2] & 63) << 6 | (buf[i + 3] & 63), i += 4;
+				    (uint32_t)(buf[i + 2] & 63) << 6 | (buf[i + 3] & 63),
+				i += 4;
 			s += c ^ r;
 		}
 	}
@@ -848,7 +856,7 @@ NOINLINE static uint64_t malloc_churn(uint64_t n)
 /* Leaf roots: RUN(fn, ms, per_ms) runs fn for about ms milliseconds (per_ms: iterations per
  * millisecond from 'w2 calibrate' on the machine this was written on). Tree roots:
  * TREE(fn, ms, per_ms) runs the tree's root loop, whose inner loops take their own knobs. */
-#define RUN(fn, ms, per_ms) (sink += (uint64_t)fn(iters(#fn, (ms), (per_ms))))
+#define RUN(fn, ms, per_ms)  (sink += (uint64_t)fn(iters(#fn, (ms), (per_ms))))
 #define TREE(fn, ms, per_ms) (sink += (uint64_t)fn(rounds((ms), (per_ms))))
 
 static void test_digest(void)
@@ -970,11 +978,10 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
-        {"test_digest", test_digest},   {"test_prng", test_prng},
-        {"test_expr", test_expr},       {"test_memory", test_memory},
-        {"test_physics", test_physics}, {"test_tree", test_tree},
-        {"test_threads", test_threads}, {"test_fork", test_fork},
-        {"test_exec", test_exec},       {"test_buffers", test_buffers},
+        {"test_digest", test_digest},   {"test_prng", test_prng},       {"test_expr", test_expr},
+        {"test_memory", test_memory},   {"test_physics", test_physics}, {"test_tree", test_tree},
+        {"test_threads", test_threads}, {"test_fork", test_fork},       {"test_exec", test_exec},
+        {"test_buffers", test_buffers},
 };
 
 /* The 4 threads' tiles, one after the other, n pixels each (for calibrate). */
@@ -989,14 +996,15 @@ static uint64_t mandel_tiles(uint64_t n)
 /* Prints iterations per millisecond of each root (for the tables above). */
 static void calibrate(void)
 {
-#define CAL(fn, n)                                                                            \
-	do {                                                                                  \
-		struct timespec a, b;                                                         \
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);                                  \
-		sink += (uint64_t)fn(n);                                                      \
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);                                  \
-		double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6; \
-		printf("%-16s %12.2f per ms (%.0f ms)\n", #fn, (double)(n) / ms, ms);           \
+#define CAL(fn, n)                                                                                 \
+	do {                                                                                       \
+		struct timespec a, b;                                                              \
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);                                       \
+		sink += (uint64_t)fn(n);                                                           \
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);                                       \
+		double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 +                                  \
+		            (double)(b.tv_nsec - a.tv_nsec) / 1e6;                                 \
+		printf("%-16s %12.2f per ms (%.0f ms)\n", #fn, (double)(n) / ms, ms);              \
 	} while (0)
 	CAL(digest_corpus, 400);
 	CAL(bitrev_permute, 5000000);

@@ -23,12 +23,25 @@ int sort_records(int *v0, int n, int rounds)
 				v[i] = (int)(s >> 8);
 			}
 			/* An optimal 19-comparator network for 8 inputs. */
-			CX(0, 2); CX(1, 3); CX(4, 6); CX(5, 7);
-			CX(0, 4); CX(1, 5); CX(2, 6); CX(3, 7);
-			CX(0, 1); CX(2, 3); CX(4, 5); CX(6, 7);
-			CX(2, 4); CX(3, 5);
-			CX(1, 4); CX(3, 6);
-			CX(1, 2); CX(3, 4); CX(5, 6);
+			CX(0, 2);
+			CX(1, 3);
+			CX(4, 6);
+			CX(5, 7);
+			CX(0, 4);
+			CX(1, 5);
+			CX(2, 6);
+			CX(3, 7);
+			CX(0, 1);
+			CX(2, 3);
+			CX(4, 5);
+			CX(6, 7);
+			CX(2, 4);
+			CX(3, 5);
+			CX(1, 4);
+			CX(3, 6);
+			CX(1, 2);
+			CX(3, 4);
+			CX(5, 6);
 			check += v[3] & 1;
 		}
 	}

@@ -45,9 +45,8 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
-        {"test_checksum", test_checksum}, {"test_hash", test_hash},
-        {"test_sort", test_sort},         {"test_crc", test_crc},
-        {"test_walk", test_walk},         {"test_primes", test_primes},
+        {"test_checksum", test_checksum}, {"test_hash", test_hash}, {"test_sort", test_sort},
+        {"test_crc", test_crc},           {"test_walk", test_walk}, {"test_primes", test_primes},
 };
 
 int main(void)
