@@ -273,6 +273,15 @@ static void test_stats_period(void **state)
 	profile_stats_add(&m, &a);
 	profile_stats_finish(&m);
 	assert_int_equal(m.period_ns, 1001001);
+	/* Most of the time unsampled (a suite in system calls: 99 samples at 999 Hz of 0.373
+	 * CPU-s), as a store's rows carry it: still the rate's period, not 3.77 ms. */
+	m = (struct profile_stats){0};
+	struct profile_stats sys = {
+	        .samples = 99, .cpu_seconds = 0.3728, .hz = 999, .period_ns = 1001001};
+	profile_stats_add(&m, &sys);
+	profile_stats_add(&m, &sys);
+	profile_stats_finish(&m);
+	assert_int_equal(m.period_ns, 1001001);
 	/* Rates mixed (99 and 999 Hz): the CPU per sample, computed. */
 	m = (struct profile_stats){0};
 	struct profile_stats slow = {.samples = 99, .cpu_seconds = 1.0, .hz = 99};
