@@ -115,6 +115,20 @@ static void picks_add(struct picks *p, size_t i)
 	p->i[p->n++] = i;
 }
 
+/* Whether a run was made by 'ciprof import' (its command is the import's own): its suite's
+ * command is unknown, so it is never left out for another command. */
+static int imported(const char *command)
+{
+	const char *sp = strchr(command, ' ');
+	if (!sp)
+		return 0;
+	const char *base = command + (sp - command);
+	while (base > command && base[-1] != '/')
+		base--;
+	return (size_t)(sp - base) == 6 && !strncmp(base, "ciprof", 6) &&
+	       !strncmp(sp, " import", 7) && (sp[7] == ' ' || !sp[7]);
+}
+
 /* Branch runs walked per query, newest first. */
 #define WALK_PAGE 64
 
@@ -129,7 +143,8 @@ static void picks_add(struct picks *p, size_t i)
 static int branch_ancestors(struct store *s, const char *branch, const struct run_meta *head,
                             const char *mb, int64_t mb_newest, report_ancestry_fn ancestry,
                             void *ctx, size_t need, struct runset *rs, struct picks *anc,
-                            size_t *walk_lo, size_t *walk_hi)
+                            size_t *walk_lo, size_t *walk_hi, size_t *failed, const char *command,
+                            size_t *other)
 {
 	int64_t before = head->id;
 	*walk_lo = *walk_hi = rs->n;
@@ -152,6 +167,18 @@ static int branch_ancestors(struct store *s, const char *branch, const struct ru
 				ok = ancestry(ctx, r->commit);
 			if (ok < 0)
 				ok = mb_newest ? r->id <= mb_newest : 1;
+			/* A run whose command failed, crashed or was interrupted is no measure
+			 * of the branch: a part of its suite, or another one. */
+			if (ok && r->stats.exit_status != 0) {
+				ok = 0;
+				(*failed)++;
+			}
+			/* Nor is a run of another command (another suite, or the same one with
+			 * other options), when command is given. */
+			if (ok && command && !imported(r->command) && strcmp(r->command, command)) {
+				ok = 0;
+				(*other)++;
+			}
 			if (ok)
 				picks_add(anc, i);
 		}
@@ -252,10 +279,23 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 			if (rs.n > from)
 				mb_newest = rs.r[from].id;
 		}
+		/* Runs of the head's own command; when the branch has none (the suite's command
+		 * changed with the head), its runs of any command, and the report says so. */
 		if (branch_ancestors(s, ref, head, mb, mb_newest, ancestry, ctx,
-		                     max_runs + REPORT_HISTORY_RUNS, &rs, &hist, &walk_lo,
-		                     &walk_hi) < 0)
+		                     max_runs + REPORT_HISTORY_RUNS, &rs, &hist, &walk_lo, &walk_hi,
+		                     &out->failed, imported(head->command) ? NULL : head->command,
+		                     &out->other_command) < 0)
 			goto fail;
+		if (!hist.n && out->other_command) {
+			size_t other = 0;
+			out->failed = 0;
+			if (branch_ancestors(s, ref, head, mb, mb_newest, ancestry, ctx,
+			                     max_runs + REPORT_HISTORY_RUNS, &rs, &hist, &walk_lo,
+			                     &walk_hi, &out->failed, NULL, &other) < 0)
+				goto fail;
+			out->command_differs = hist.n > 0;
+			out->other_command = 0;
+		}
 		/* The runs at the merge-base first, then the newest of older commits: a run of an
 		 * older commit stored later does not push them out. */
 		for (int pass = 0; pass < 2; pass++)
@@ -286,6 +326,15 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 		} else {
 			if (store_count_runs(s, ref, &nbranch) < 0)
 				goto fail;
+			if (nbranch && out->failed) {
+				set_str(&out->none,
+				        xasprintf("every run of %s that the head run %lld contains "
+				                  "(%zu) ended with a non-zero exit status: a "
+				                  "failed, "
+				                  "crashed or interrupted suite is no baseline",
+				                  ref, (long long)head->id, out->failed));
+				goto branches;
+			}
 			if (nbranch) {
 				set_str(&out->none,
 				        xasprintf("branch %s has no run of a commit that the head "
@@ -296,6 +345,16 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 				goto branches;
 			}
 		}
+		if (chosen.n && out->failed)
+			set_str(&out->rule,
+			        xasprintf("%s; %zu failed run%s left out (exit status not 0)",
+			                  out->rule, out->failed, plural(out->failed)));
+		if (chosen.n && out->other_command)
+			set_str(&out->rule,
+			        xasprintf("%s; %zu run%s of another command left out", out->rule,
+			                  out->other_command, plural(out->other_command)));
+		if (chosen.n && out->command_differs)
+			set_str(&out->rule, xasprintf("%s, none of the head's command", out->rule));
 	}
 	/* 3. A commit (hex prefix): its runs, on any branch. */
 	if (!chosen.n && is_hex_prefix(ref)) {

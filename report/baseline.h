@@ -34,6 +34,10 @@ struct report_baseline {
 	                         (RUN_TAG_OTHER_CPUS; NAN: not measured) (owned) */
 	size_t at_merge_base; /* chosen runs at the merge-base commit */
 	int fallback;         /* a branch, but no run at the merge-base: older ancestors */
+	size_t failed;        /* a branch's runs the head contains left out because their
+	                         command's exit status was not 0 (failed, crashed, interrupted) */
+	size_t other_command; /* ... and because they ran another command than the head's */
+	int command_differs;  /* none of them ran the head's command: runs of any were taken */
 	int unknown;          /* ref names no branch, run or commit in the database */
 	char *commit;         /* commit of the first chosen run: at the merge-base when one is, else
 	                         the newest (owned, "" when none) */

@@ -174,6 +174,7 @@ struct report_diff {
 	                           checks (0: not checked) */
 	double history_spread;  /* the largest such median of a history run
 	                           (history_spread in diff.c; 0: not measured) */
+	int head_exit;          /* the head run's exit status (report_note_load; 0: passed) */
 	double head_other_cpus; /* CPUs other processes kept busy during the head
 	                           run, and during the median history run that
 	                           measured it (NAN: not measured; report_note_load) */

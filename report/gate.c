@@ -14,6 +14,7 @@ void report_note_load(struct report_diff *d, const struct run_meta *head,
                       const struct report_baseline *b)
 {
 	d->head_other_cpus = run_meta_other_cpus(head);
+	d->head_exit = head->stats.exit_status;
 	double *v = xmalloc(st_mult(b->nruns ? b->nruns : 1, sizeof(*v)));
 	size_t n = 0;
 	for (size_t i = 0; b->other_cpus && i < b->nruns; i++)
@@ -49,6 +50,15 @@ char *report_advisory(const struct report_baseline *b, const struct report_diff 
 {
 	if (!d)
 		return NULL;
+	/* Numbers only, as below: the command's text would reach every output. */
+	if (d->head_exit)
+		return xasprintf(
+		        "the head run's command exited with status %d: a failed, crashed or "
+		        "interrupted suite measures only a part of itself",
+		        d->head_exit);
+	if (b->command_differs)
+		return xstrdup("no base run ran the head run's command: another suite, or the same "
+		               "one with other options, is not the same measure");
 	if (d->history_runs < REPORT_MIN_HISTORY)
 		return xasprintf("the base branch has %zu run%s to learn run-to-run noise from; "
 		                 "verdicts gate the build from %d on",

@@ -2,7 +2,7 @@
  * chosen (at the merge-base first, then older ones), never later base runs that hold the base
  * branch's own changes; a missing merge-base run is a fallback; an unknown reference says so
  * and lists the branches; the history is loaded one run each and the merged baseline is their
- * sum. */
+ * sum; failed runs and runs of another command are left out. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -238,6 +238,92 @@ static void test_merge_base_first(void **state)
 }
 
 /* The ancestors of a head branched at main's 40th commit (of 80). */
+/* A run with its command's exit status and command line. */
+static void add_run(struct fixture *fx, int k, const char *branch, const char *commit,
+                    const char *mb, int exit_status, const char *command)
+{
+	struct run_meta m;
+	tu_meta(&m, branch, commit);
+	run_meta_set(&m.base_branch, "main");
+	run_meta_set(&m.merge_base, mb);
+	run_meta_set(&m.command, command);
+	struct profile *p = tu_random_profile((uint64_t)k + 1, 3, 40, 12, 4);
+	p->stats.exit_status = exit_status;
+	assert_int_equal(store_add_run(fx->s, &m, p), 0);
+	fx->id[k] = m.id;
+	profile_free(p);
+	run_meta_release(&m);
+}
+
+/* A failed, crashed or interrupted run of the base branch is never a base run, nor one of
+ * another command while runs of the head's exist; the rule says what was left out. When no
+ * base run ran the head's command, runs of any command are taken and command_differs says so
+ * (the report is then advisory). */
+static void test_failed_and_other_commands_left_out(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fixture_open(&fx);
+	add_run(&fx, 0, "main", "c1", "c1", 0, "make test");
+	add_run(&fx, 1, "main", "c2", "c2", 0, "make test");
+	add_run(&fx, 2, "main", "c2", "c2", 1, "make test");
+	add_run(&fx, 3, "main", "c2", "c2", 130, "make test");
+	add_run(&fx, 4, "main", "c2", "c2", 0, "make check");
+	add_run(&fx, 5, "feature", "f1", "c2", 0, "make test");
+	add_run(&fx, 6, "feature", "f1", "c2", 0, "ctest");
+	static const char *const f1[] = {"f1", "c2", "c1", NULL};
+	struct lineage l = {f1};
+	struct run_meta head;
+	head_of(&fx, 5, &head);
+	struct report_baseline b;
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", NULL, 5, contains, &l, &b), 0);
+	assert_int_equal(b.n, 2);
+	assert_int_equal(b.ids[0], fx.id[0]);
+	assert_int_equal(b.ids[1], fx.id[1]);
+	assert_int_equal(b.nruns, 2);
+	assert_int_equal(b.failed, 2);
+	assert_int_equal(b.other_command, 1);
+	assert_false(b.command_differs);
+	assert_non_null(strstr(b.rule, "2 failed runs left out (exit status not 0)"));
+	assert_non_null(strstr(b.rule, "1 run of another command left out"));
+	report_baseline_release(&b);
+	run_meta_release(&head);
+	/* The head runs ctest, which no base run did: the passing runs of any command. */
+	head_of(&fx, 6, &head);
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", NULL, 5, contains, &l, &b), 0);
+	assert_int_equal(b.n, 3);
+	assert_int_equal(b.failed, 2);
+	assert_true(b.command_differs);
+	assert_non_null(strstr(b.rule, "none of the head's command"));
+	report_baseline_release(&b);
+	run_meta_release(&head);
+	/* An imported head (its command is the import's) is compared with runs of any command. */
+	add_run(&fx, 7, "feature", "f1", "c2", 0, "/usr/bin/ciprof import --format pprof x.pb");
+	head_of(&fx, 7, &head);
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", NULL, 5, contains, &l, &b), 0);
+	assert_int_equal(b.n, 3);
+	assert_int_equal(b.other_command, 0);
+	assert_false(b.command_differs);
+	report_baseline_release(&b);
+	run_meta_release(&head);
+	/* Every run the head contains failed: no baseline, and why. */
+	fixture_release(&fx);
+	fixture_open(&fx);
+	add_run(&fx, 0, "main", "c1", "c1", 2, "make test");
+	add_run(&fx, 1, "feature", "f1", "c1", 0, "make test");
+	head_of(&fx, 1, &head);
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "main", NULL, 5, NULL, NULL, &b), 0);
+	assert_int_equal(b.n, 0);
+	assert_non_null(strstr(b.none, "non-zero exit status"));
+	report_baseline_release(&b);
+	run_meta_release(&head);
+	fixture_release(&fx);
+}
+
 static int contains_upto40(void *ctx, const char *commit)
 {
 	(void)ctx;
@@ -329,6 +415,7 @@ int main(void)
 	        cmocka_unit_test(test_unknown_ref),
 	        cmocka_unit_test(test_merge_base_first),
 	        cmocka_unit_test(test_long_history),
+	        cmocka_unit_test(test_failed_and_other_commands_left_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
