@@ -23,9 +23,7 @@ extern char **environ;
 
 static const struct config_key_info keys[CONFIG_NKEYS] = {
         [CONFIG_RUN_HZ] = {"run.hz", CONFIG_T_INT, CIPROF_STR(CIPROF_DEFAULT_HZ), 1, 10000, 0, NULL,
-                           "CIPROF_RUN_HZ",
-                           "samples per CPU-second per thread, or per 10^9 events with --event "
-                           "(run --hz)"},
+                           "CIPROF_RUN_HZ", "samples per CPU-second per thread (run --hz)"},
         [CONFIG_RUN_BACKEND] = {"run.backend", CONFIG_T_CHOICE, "auto", 0, 0, 0,
                                 "auto|perf|preload", "CIPROF_RUN_BACKEND",
                                 "sampling backend (run --backend)"},
