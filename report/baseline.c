@@ -44,6 +44,56 @@ static void set_str(char **field, char *owned)
 	*field = owned;
 }
 
+/* The edit distance of a and b (insertions, deletions, substitutions, and swaps of two
+ * neighbours), or more than limit when it would be. */
+static size_t edit_distance(const char *a, const char *b, size_t limit)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > lb + limit || lb > la + limit || la > 64 || lb > 64)
+		return limit + 1;
+	size_t d[65][65];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+/* The branch of names (", "-separated) nearest to ref, within two edits and fewer than ref's
+ * length: a typo's likely meaning (owned), or NULL. */
+static char *nearest_branch(const char *names, const char *ref)
+{
+	char *best = NULL;
+	size_t bestd = 3;
+	for (const char *p = names; *p;) {
+		const char *end = strstr(p, ", ");
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *name = xstrndup(p, len);
+		size_t dist = edit_distance(ref, name, 2);
+		if (dist < bestd && dist < strlen(ref)) {
+			free(best);
+			best = name;
+			bestd = dist;
+		} else {
+			free(name);
+		}
+		p += len + (end ? 2 : 0);
+	}
+	return best;
+}
+
 static int all_digits(const char *s)
 {
 	if (!*s || strlen(s) > 18)
@@ -454,12 +504,17 @@ branches:
 	if (store_branch_names(s, &names, NULL) < 0)
 		goto fail;
 	set_str(&out->branches, xstrdup(*names ? names : "(none)"));
-	if (out->unknown)
+	if (out->unknown) {
+		char *near = nearest_branch(names, ref);
+		char *hint = near ? xasprintf("; did you mean %s?", near) : xstrdup("");
 		set_str(&out->none,
 		        xasprintf("no run, branch or commit named %s in the database (branches: "
-		                  "%s): profile the base branch with 'ciprof run' first, or name a "
-		                  "baseline with --base",
-		                  ref, out->branches));
+		                  "%s%s): profile the base branch with 'ciprof run' first, or name "
+		                  "another with --base",
+		                  ref, out->branches, hint));
+		free(hint);
+		free(near);
+	}
 	goto out;
 fail:
 	ret = -1;

@@ -177,6 +177,13 @@ static void test_unknown_ref(void **state)
 	assert_int_equal(b.n, 0);
 	assert_true(b.unknown);
 	assert_non_null(strstr(b.none, "mian"));
+	assert_non_null(strstr(b.none, "branches: feature, main; did you mean main?)"));
+	report_baseline_release(&b);
+	/* Nothing near: no guess. */
+	report_baseline_init(&b);
+	assert_int_equal(report_baseline_select(fx.s, &head, "release", NULL, 5, NULL, NULL, &b),
+	                 0);
+	assert_true(b.unknown);
 	assert_non_null(strstr(b.none, "branches: feature, main)"));
 	report_baseline_release(&b);
 	/* A branch that exists but holds only later runs is not "unknown". */
