@@ -880,10 +880,25 @@ static void warn_truncated(const struct session *s)
 	if (t.samples < TRUNCATED_WARN_SAMPLES ||
 	    (double)t.truncated < TRUNCATED_WARN_SHARE * (double)t.samples)
 		return;
-	log_warn("%.0f%% of samples have call stacks that stop short of the program's entry point "
-	         "(most end in %s): code built without frame pointers hides its callers; try "
-	         "--unwind dwarf",
-	         100.0 * (double)t.truncated / (double)t.samples, t.where);
+	/* An interpreter's stacks: what unwinding can and cannot give differs. */
+	const char *lang = strstr(t.where, "python") ? "Python"
+	                   : strstr(t.where, "ruby") ? "Ruby"
+	                   : strstr(t.where, "perl") ? "Perl"
+	                                             : NULL;
+	if (lang)
+		log_warn(
+		        "%.0f%% of samples have call stacks that stop short of the program's entry "
+		        "point (most end in %s): %s code runs inside its interpreter, whose frames "
+		        "are its C functions, never the script's; --unwind dwarf --stack-size "
+		        "32768 "
+		        "recovers the interpreter's callers (docs/unwinding.md)",
+		        100.0 * (double)t.truncated / (double)t.samples, t.where, lang);
+	else
+		log_warn(
+		        "%.0f%% of samples have call stacks that stop short of the program's entry "
+		        "point (most end in %s): code built without frame pointers hides its "
+		        "callers; try --unwind dwarf",
+		        100.0 * (double)t.truncated / (double)t.samples, t.where);
 }
 
 /* ---- the runner's ops ---- */
