@@ -33,19 +33,27 @@ struct fixture {
 	int64_t id[8];
 };
 
-/* main: c1 (run 1), c2 (run 2), c3 (runs 3 and 4), later c4 (run 6); feature run 5 at f1
- * branched from c2; feature run 7 at f2 branched from c3b, a main commit never profiled. */
-static void add(struct fixture *fx, int k, const char *branch, const char *commit, const char *mb)
+/* A run with its command's exit status and command line. */
+static void add_run(struct fixture *fx, int k, const char *branch, const char *commit,
+                    const char *mb, int exit_status, const char *command)
 {
 	struct run_meta m;
 	tu_meta(&m, branch, commit);
 	run_meta_set(&m.base_branch, "main");
 	run_meta_set(&m.merge_base, mb);
+	run_meta_set(&m.command, command);
 	struct profile *p = tu_random_profile((uint64_t)k + 1, 3, 40, 12, 4);
+	p->stats.exit_status = exit_status;
 	assert_int_equal(store_add_run(fx->s, &m, p), 0);
 	fx->id[k] = m.id;
 	profile_free(p);
 	run_meta_release(&m);
+}
+
+/* A passing run of an unnamed command. */
+static void add(struct fixture *fx, int k, const char *branch, const char *commit, const char *mb)
+{
+	add_run(fx, k, branch, commit, mb, 0, "");
 }
 
 static void fixture_open(struct fixture *fx)
@@ -56,6 +64,8 @@ static void fixture_open(struct fixture *fx)
 	assert_int_equal(store_open(&fx->s, fx->db, STORE_CREATE), 0);
 }
 
+/* main: c1 (run 1), c2 (run 2), c3 (runs 3 and 4), later c4 (run 6); feature run 5 at f1
+ * branched from c2; feature run 7 at f2 branched from c3b, a main commit never profiled. */
 static void fixture_init(struct fixture *fx)
 {
 	fixture_open(fx);
@@ -245,23 +255,6 @@ static void test_merge_base_first(void **state)
 }
 
 /* The ancestors of a head branched at main's 40th commit (of 80). */
-/* A run with its command's exit status and command line. */
-static void add_run(struct fixture *fx, int k, const char *branch, const char *commit,
-                    const char *mb, int exit_status, const char *command)
-{
-	struct run_meta m;
-	tu_meta(&m, branch, commit);
-	run_meta_set(&m.base_branch, "main");
-	run_meta_set(&m.merge_base, mb);
-	run_meta_set(&m.command, command);
-	struct profile *p = tu_random_profile((uint64_t)k + 1, 3, 40, 12, 4);
-	p->stats.exit_status = exit_status;
-	assert_int_equal(store_add_run(fx->s, &m, p), 0);
-	fx->id[k] = m.id;
-	profile_free(p);
-	run_meta_release(&m);
-}
-
 /* A failed, crashed or interrupted run of the base branch is never a base run, nor one of
  * another command while runs of the head's exist; the rule says what was left out. When no
  * base run ran the head's command, runs of any command are taken and command_differs says so
