@@ -82,11 +82,17 @@ int report_history_load(struct store *s, const char *branch, int64_t upto, size_
 	size_t first = 0;
 	while (upto && first < nruns && runs[first].id > upto)
 		first++;
-	size_t take = nruns - first < n ? nruns - first : n;
+	/* The newest n that passed (a failed or interrupted run is a part of the suite, as
+	 * report_baseline_select leaves them out), oldest first. */
+	size_t *pick = xmalloc(st_mult(n, sizeof(*pick)));
+	size_t take = 0;
+	for (size_t i = first; i < nruns && take < n; i++)
+		if (runs[i].stats.exit_status == 0)
+			pick[take++] = i;
 	h->points = xcalloc(take ? take : 1, sizeof(*h->points));
 	int ret = 0;
 	for (size_t i = 0; i < take; i++) {
-		const struct run_meta *m = &runs[first + take - 1 - i];
+		const struct run_meta *m = &runs[pick[take - 1 - i]];
 		struct report_point *pt = &h->points[h->n];
 		struct profile *p = NULL;
 		if (store_load_profile(s, m->id, NULL, &p) < 0) {
@@ -101,6 +107,7 @@ int report_history_load(struct store *s, const char *branch, int64_t upto, size_
 		profile_free(p);
 		h->n++;
 	}
+	free(pick);
 	store_runs_free(runs, nruns);
 	return ret;
 }

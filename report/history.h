@@ -36,7 +36,8 @@ void report_history_init(struct report_history *h);
 void report_history_release(struct report_history *h);
 
 /*
- * The last n runs of branch with ids up to upto (0 = the newest), oldest first, each with the
+ * The last n runs of branch with ids up to upto (0 = the newest) whose command passed (exit
+ * status 0: a failed or interrupted run measured a part of the suite), oldest first, each with the
  * nq quantities q measured in it (every run's profile is loaded once). 0, or -1 with
  * cp_error set. A branch without runs gives h->n == 0.
  */

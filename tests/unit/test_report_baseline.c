@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "report/baseline.h"
+#include "report/history.h"
 #include "store/store.h"
 #include "test_store_util.h"
 
@@ -309,6 +310,16 @@ static void test_failed_and_other_commands_left_out(void **state)
 	assert_false(b.command_differs);
 	report_baseline_release(&b);
 	run_meta_release(&head);
+	/* The trend charts and blame read the branch's past without its failed runs either. */
+	struct report_quantity q = {.measure = REPORT_TEST, .name = "", .suite = 1};
+	struct report_history h;
+	report_history_init(&h);
+	assert_int_equal(report_history_load(fx.s, "main", 0, 3, &q, 1, &h), 0);
+	assert_int_equal(h.n, 3);
+	assert_int_equal(h.points[0].run, fx.id[0]);
+	assert_int_equal(h.points[1].run, fx.id[1]);
+	assert_int_equal(h.points[2].run, fx.id[4]);
+	report_history_release(&h);
 	/* Every run the head contains failed: no baseline, and why. */
 	fixture_release(&fx);
 	fixture_open(&fx);
