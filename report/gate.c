@@ -82,7 +82,8 @@ char *report_advisory(const struct report_baseline *b, const struct report_diff 
 		return xasprintf("the base branch has %zu runs, fewer than the %d that show how "
 		                 "often a function jumps by chance, and no regression here stands "
 		                 "out from such a jump (the strongest has q = %.2g on a t(%.0f) "
-		                 "tail; the gate needs %g)",
+		                 "tail; the gate needs %g; the q shown with each finding is on the "
+		                 "tail these runs fitted)",
 		                 d->history_runs, STATS_TAIL_SCALE_MIN_RUNS, best,
 		                 STATS_SHORT_MAX_DOF, d->opts.alpha);
 	}
