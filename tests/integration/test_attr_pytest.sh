@@ -21,4 +21,10 @@ if grep -q "stop short" "$TMP/serial.err"; then
 	expect_grep "the short-stack warning names the interpreter" "$TMP/serial.err" \
 		"Python code runs inside its interpreter"
 fi
+# Without -v and --pty pytest names no test: every sample is outside tests, and ciprof says
+# how to fix it.
+run_capture quiet "$CIPROF" run --no-store --no-pty -- "$PYTHON" -m pytest -q -p no:cacheprovider
+expect_rc "pytest -q without --pty" 0 quiet
+expect_grep "the hint for a pytest run without test names" "$TMP/quiet.err" \
+	"no sample was attributed to a test: pytest names its tests to ciprof only with -v (not given here), on a terminal: --pty"
 finish
