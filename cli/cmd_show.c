@@ -147,6 +147,12 @@ static int show_functions(const struct profile *p, int64_t run, const struct run
 		       *m->branch ? esc_str(&e1, m->branch, ESC_TERM) : "(no branch)",
 		       *m->commit ? " " : "", esc_str(&e2, m->commit, ESC_TERM),
 		       (unsigned long long)total);
+		/* 'ciprof runs' counts the samples taken; here the periods no sample saw count
+		 * too, as the [unsampled] frame (docs/run.md). */
+		if (!a->test && m->stats.samples && total > m->stats.samples)
+			printf(" (%llu taken, %llu periods unsampled)",
+			       (unsigned long long)m->stats.samples,
+			       (unsigned long long)(total - m->stats.samples));
 		if (a->test)
 			printf(", test '%s'", esc_str(&e1, a->test, ESC_TERM));
 		printf("\n%7s %7s  %s\n", "SELF", "TOTAL", "FUNCTION");
