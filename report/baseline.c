@@ -172,7 +172,7 @@ static int imported(const char *command)
 	const char *sp = strchr(command, ' ');
 	if (!sp)
 		return 0;
-	const char *base = command + (sp - command);
+	const char *base = sp;
 	while (base > command && base[-1] != '/')
 		base--;
 	return (size_t)(sp - base) == 6 && !strncmp(base, "ciprof", 6) &&
@@ -379,8 +379,7 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 			if (nbranch && out->failed) {
 				set_str(&out->none,
 				        xasprintf("every run of %s that the head run %lld contains "
-				                  "(%zu) ended with a non-zero exit status: a "
-				                  "failed, "
+				                  "(%zu) ended with a non-zero exit status: a failed, "
 				                  "crashed or interrupted suite is no baseline",
 				                  ref, (long long)head->id, out->failed));
 				goto branches;
