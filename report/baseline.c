@@ -378,10 +378,10 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 				goto fail;
 			if (nbranch && out->failed) {
 				set_str(&out->none,
-				        xasprintf("every run of %s that the head run %lld contains "
-				                  "(%zu) ended with a non-zero exit status: a "
-				                  "failed, "
-				                  "crashed or interrupted suite is no baseline",
+				        xasprintf("every run of %s that the head run %lld "
+				                  "contains (%zu) ended with a non-zero exit "
+				                  "status: a failed, crashed or interrupted "
+				                  "suite is no baseline",
 				                  ref, (long long)head->id, out->failed));
 				goto branches;
 			}
