@@ -240,8 +240,16 @@ static int show_tests(const struct profile *p, int64_t run, const struct show_ar
 		ret = jsonout_write(root, stdout, 0);
 	} else {
 		struct strbuf esc = STRBUF_INIT;
-		printf("run %lld: %llu samples in %zu tests\n", (long long)run,
-		       (unsigned long long)total, n);
+		size_t named = 0;
+		for (size_t i = 0; i < n; i++)
+			named += *rows[i].name != '\0';
+		if (!named)
+			printf("run %lld: %llu samples, all outside tests\n", (long long)run,
+			       (unsigned long long)total);
+		else
+			printf("run %lld: %llu samples in %zu test%s%s\n", (long long)run,
+			       (unsigned long long)total, named, named == 1 ? "" : "s",
+			       named < n ? " and outside them" : "");
 		int with_results = p->nresults > 0;
 		if (with_results)
 			printf("%9s %9s %7s  %-8s %8s  %s\n", "SAMPLES", "CPU-S", "SHARE", "RESULT",
