@@ -16,6 +16,7 @@ __attribute__((noinline)) static void work(long n)
 }
 int main(int argc, char **argv)
 {
+	work(30000000); /* setup, outside any test */
 	ciprof_test_begin("Parser.Small");
 	work(50000000);
 	ciprof_test_end("Parser.Small");
@@ -51,6 +52,9 @@ assert tests["Disabled"]["status"] == "skipped" and tests["Disabled"]["samples"]
 PY
 run_capture text "$CIPROF" show --db "$TMP/db" --by test
 expect_grep "text view shows the outcome" "$TMP/text.out" "failed"
+# Small, Large and Disabled (named by JUnit only); the setup's samples are outside tests, which
+# the header does not count as a test
+expect_grep "the header counts the named tests" "$TMP/text.out" "samples in 3 tests and outside them"
 # a pattern that matches nothing is a warning, not a failure
 run_capture nomatch "$CIPROF" run --no-store --junit "$TMP/none-*.xml" -- true
 expect_rc "--junit matching nothing" 0 nomatch
