@@ -33,12 +33,8 @@ void ab_sides_release(struct ab_sides *s)
 void ab_profile_add(struct profile *dst, const struct profile *src)
 {
 	profile_merge(dst, src);
-	/* The one merge rule for the figures; but every run of an A/B comparison samples at
-	 * one rate, so a side's period is that rate's, as its first run measured it (not CPU
-	 * time per sample, which a loaded run's unsampled time would inflate). */
-	uint64_t period = dst->stats.period_ns ? dst->stats.period_ns : src->stats.period_ns;
+	/* The one merge rule for the figures: runs of one rate keep its period. */
 	profile_stats_add(&dst->stats, &src->stats);
-	dst->stats.period_ns = period;
 }
 
 char **ab_split_command(const char *cmd)

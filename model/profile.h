@@ -171,7 +171,9 @@ void profile_merge(struct profile *dst, const struct profile *src);
 void profile_merge_test(struct profile *dst, const struct profile *src, const char *test);
 
 /* The one rule for the statistics of several runs merged: counts, CPU and wall time summed,
- * the highest rate kept. profile_stats_finish then sets the period to CPU time per sample. */
+ * the highest rate kept, and the sources' period while they all have one. profile_stats_finish
+ * then sets the period of sources of mixed periods: their sampled CPU time per sample (1/hz
+ * when within 10 % of it). */
 void profile_stats_add(struct profile_stats *dst, const struct profile_stats *src);
 void profile_stats_finish(struct profile_stats *st);
 
