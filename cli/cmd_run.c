@@ -230,16 +230,15 @@ static void print_summary(const struct profile *p)
  * pytest names its tests to ciprof only in -v's output, and that output comes as each test runs
  * only on a terminal: a pytest run whose every sample fell outside tests says how to fix it.
  */
-static void hint_pytest(const struct profile *p, char *const *argv, int pty)
+static void hint_pytest(const struct profile *p, const struct runner_opts *o)
 {
+	/* pytest itself, pytest-3, or `python3 -m pytest` */
 	int pytest = 0, verbose = 0;
-	for (size_t i = 0; argv[i]; i++) {
-		const char *base = strrchr(argv[i], '/');
-		base = base ? base + 1 : argv[i];
-		pytest |= !strcmp(base, "pytest") || !strncmp(base, "pytest-3", 8) ||
-		          (!strcmp(argv[i], "pytest") && i && !strcmp(argv[i - 1], "-m"));
-		verbose |= !strcmp(argv[i], "-v") || !strcmp(argv[i], "-vv") ||
-		           !strcmp(argv[i], "--verbose");
+	for (char *const *a = o->argv; *a; a++) {
+		const char *base = strrchr(*a, '/');
+		base = base ? base + 1 : *a;
+		pytest |= !strncmp(base, "pytest", 6) && (!base[6] || !strcmp(base + 6, "-3"));
+		verbose |= !strcmp(*a, "-v") || !strcmp(*a, "-vv") || !strcmp(*a, "--verbose");
 	}
 	if (!pytest || !profile_total(p, NULL))
 		return;
@@ -249,7 +248,8 @@ static void hint_pytest(const struct profile *p, char *const *argv, int pty)
 	log_warn("no sample was attributed to a test: pytest names its tests to ciprof only "
 	         "with -v%s%s (ciprof run --pty -- python3 -m pytest -v; "
 	         "docs/attribution-examples.md)",
-	         verbose ? "" : " (not given here)", pty > 0 ? "" : ", on a terminal: --pty");
+	         verbose ? "" : " (not given here)",
+	         runner_uses_pty(o) ? "" : ", on a terminal: --pty");
 }
 
 int cli_load_rules(struct config *cfg, struct attrib_rules *rules)
@@ -427,7 +427,7 @@ int cmd_run(int argc, char **argv)
 	if (a.njunit)
 		attach_junit(&a, p);
 	print_summary(p);
-	hint_pytest(p, a.ropts.argv, a.ropts.pty);
+	hint_pytest(p, &a.ropts);
 	if (a.output && write_output(p, a.output) < 0) {
 		log_errmsg("%s", cp_last_error());
 		if (!status)

@@ -215,13 +215,18 @@ static void __attribute__((noreturn)) child_main(const struct runner_opts *opts,
 	_exit(127);
 }
 
+int runner_uses_pty(const struct runner_opts *opts)
+{
+	return opts->pty > 0 || (opts->pty == 0 && isatty(STDOUT_FILENO));
+}
+
 int launch_start(struct launch *l, const struct runner_opts *opts, char *const *env)
 {
 	int go[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1}, slave = -1;
 	int ret = 0;
 	sigset_t mask;
 	struct sigaction ign = {.sa_handler = SIG_IGN};
-	int use_pty = opts->pty > 0 || (opts->pty == 0 && isatty(STDOUT_FILENO));
+	int use_pty = runner_uses_pty(opts);
 
 	sigemptyset(&mask);
 	for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)

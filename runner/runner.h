@@ -63,6 +63,10 @@ enum runner_error {
 	RUNNER_ERR_REFUSED = -3, /* perf_event_open refused; the message holds the diagnosis */
 };
 
+/* Whether opts puts the command on a pseudo-terminal (its pty setting, and for 0 whether
+ * ciprof's own standard output is a terminal). */
+int runner_uses_pty(const struct runner_opts *opts);
+
 /*
  * Runs opts->argv under the sampler. On 0 the command ran, *out is a new profile (owned by
  * the caller) and (*out)->stats.exit_status is the status to exit with (128+N for signal N).
