@@ -880,18 +880,20 @@ static void warn_truncated(const struct session *s)
 	if (t.samples < TRUNCATED_WARN_SAMPLES ||
 	    (double)t.truncated < TRUNCATED_WARN_SHARE * (double)t.samples)
 		return;
-	/* An interpreter's stacks: what unwinding can and cannot give differs. */
-	const char *lang = strstr(t.where, "python") ? "Python"
-	                   : strstr(t.where, "ruby") ? "Ruby"
-	                   : strstr(t.where, "perl") ? "Perl"
-	                                             : NULL;
+	/* An interpreter's stacks (the module most end in is python3.11, libpython3.11.so,
+	 * ruby, libperl.so...): what unwinding can and cannot give differs. */
+	static const char *const interp[][2] = {
+	        {"python", "Python"}, {"ruby", "Ruby"}, {"perl", "Perl"}};
+	const char *first = !strncmp(t.where, "lib", 3) ? t.where + 3 : t.where, *lang = NULL;
+	for (size_t i = 0; i < sizeof(interp) / sizeof(interp[0]) && !lang; i++)
+		if (!strncmp(first, interp[i][0], strlen(interp[i][0])))
+			lang = interp[i][1];
 	if (lang)
 		log_warn(
-		        "%.0f%% of samples have call stacks that stop short of the program's entry "
-		        "point (most end in %s): %s code runs inside its interpreter, whose frames "
-		        "are its C functions, never the script's; --unwind dwarf --stack-size "
-		        "32768 "
-		        "recovers the interpreter's callers (docs/unwinding.md)",
+		        "%.0f%% of samples have call stacks that stop short of the program's "
+		        "entry point (most end in %s): %s code runs inside its interpreter, whose "
+		        "frames are its C functions, never the script's; --unwind dwarf "
+		        "--stack-size 32768 recovers the interpreter's callers (docs/unwinding.md)",
 		        100.0 * (double)t.truncated / (double)t.samples, t.where, lang);
 	else
 		log_warn(

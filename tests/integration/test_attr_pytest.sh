@@ -15,12 +15,10 @@ fw_require python3-pytest "$PYTHON" -c 'import pytest'
 fw_build pytest
 cd "$FW_OUT" || fail "cannot enter $FW_OUT"
 fw_profile serial --pty -- "$PYTHON" -m pytest -v -p no:cacheprovider
-# Short stacks ending in libpython are the interpreter's, not a build without frame pointers:
-# the warning, when it comes, says so.
-if grep -q "stop short" "$TMP/serial.err"; then
-	expect_grep "the short-stack warning names the interpreter" "$TMP/serial.err" \
-		"Python code runs inside its interpreter"
-fi
+# Debian's CPython has no frame pointers, so every stack stops short in python3.11: the
+# interpreter's, not a build to fix, and the warning says so.
+expect_grep "the short-stack warning names the interpreter" "$TMP/serial.err" \
+	"Python code runs inside its interpreter"
 # Without -v and --pty pytest names no test: every sample is outside tests, and ciprof says
 # how to fix it.
 run_capture quiet "$CIPROF" run --no-store --no-pty -- "$PYTHON" -m pytest -q -p no:cacheprovider
