@@ -15,10 +15,12 @@ fw_require python3-pytest "$PYTHON" -c 'import pytest'
 fw_build pytest
 cd "$FW_OUT" || fail "cannot enter $FW_OUT"
 fw_profile serial --pty -- "$PYTHON" -m pytest -v -p no:cacheprovider
-# Debian's CPython has no frame pointers, so every stack stops short in python3.11: the
-# interpreter's, not a build to fix, and the warning says so.
-expect_grep "the short-stack warning names the interpreter" "$TMP/serial.err" \
-	"Python code runs inside its interpreter"
+# Debian's CPython has no frame pointers, so under the perf backend every stack stops short
+# in python3.11: the interpreter's, not a build to fix, and the warning says so.
+if ! grep -q "sampling with the LD_PRELOAD backend" "$TMP/serial.err"; then
+	expect_grep "the short-stack warning names the interpreter" "$TMP/serial.err" \
+		"Python code runs inside its interpreter"
+fi
 # Without -v and --pty pytest names no test: every sample is outside tests, and ciprof says
 # how to fix it.
 run_capture quiet "$CIPROF" run --no-store --no-pty -- "$PYTHON" -m pytest -q -p no:cacheprovider
