@@ -55,7 +55,8 @@ struct report {
  */
 enum report_gate { REPORT_GATE_PASS = 0, REPORT_GATE_FAIL, REPORT_GATE_UNKNOWN_BASE };
 /* Sets d's head_other_cpus (head's RUN_TAG_OTHER_CPUS), history_other_cpus (the median over
- * b's history runs that have one; NAN where none) and history_other_spread. */
+ * b's history runs that have one; NAN where none), history_other_spread, and head_exit (the
+ * head's exit status): what report_advisory needs of the head run. */
 void report_note_load(struct report_diff *d, const struct run_meta *head,
                       const struct report_baseline *b);
 /* Whether the head run measured other processes keeping fewer than REPORT_QUIET_CPUS busy
