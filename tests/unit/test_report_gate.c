@@ -135,6 +135,44 @@ static void test_fallback_is_advisory(void **state)
 	report_baseline_release(&b);
 }
 
+/* A head whose command failed (crashed, interrupted) measured a part of its suite; a head no
+ * base run shares a command with measured another suite: either verdict is advisory, said with
+ * numbers only (the command's text would reach every output), and cannot fail the build. */
+static void test_failed_or_other_head_is_advisory(void **state)
+{
+	(void)state;
+	struct report_baseline b;
+	report_baseline_init(&b);
+	b.n = 5;
+	b.at_merge_base = 5;
+	struct report_diff *d = verdict_on(5, 1.5);
+	assert_int_equal(d->verdict, REPORT_REGRESSED);
+	struct run_meta m;
+	run_meta_init(&m);
+	run_meta_set(&m.command, "sh -c 'kill -SEGV $$'");
+	m.stats.exit_status = 139;
+	report_note_load(d, &m, &b);
+	char *adv = report_advisory(&b, d);
+	assert_non_null(adv);
+	assert_non_null(strstr(adv, "exited with status 139"));
+	assert_null(strstr(adv, "SEGV"));
+	assert_int_equal(report_gate(&b, d, adv, 1), REPORT_GATE_PASS);
+	free(adv);
+	/* it passed, but no base run ran its command */
+	m.stats.exit_status = 0;
+	report_note_load(d, &m, &b);
+	assert_null(report_advisory(&b, d));
+	b.command_differs = 1;
+	adv = report_advisory(&b, d);
+	assert_non_null(adv);
+	assert_non_null(strstr(adv, "no base run ran the head run's command"));
+	assert_int_equal(report_gate(&b, d, adv, 1), REPORT_GATE_PASS);
+	free(adv);
+	run_meta_release(&m);
+	report_diff_free(d);
+	report_baseline_release(&b);
+}
+
 /* A history of n runs whose other processes kept cpus[i] CPUs busy (NAN: not measured), and a
  * head that kept head busy, noted on d as cmd_report does. */
 static void note_load(struct report_diff *d, struct report_baseline *b, const double *cpus,
@@ -264,6 +302,7 @@ int main(void)
 	        cmocka_unit_test(test_regression_fails_with_history),
 	        cmocka_unit_test(test_short_history_is_advisory),
 	        cmocka_unit_test(test_fallback_is_advisory),
+	        cmocka_unit_test(test_failed_or_other_head_is_advisory),
 	        cmocka_unit_test(test_busy_head_is_advisory),
 	        cmocka_unit_test(test_quiet_head),
 	        cmocka_unit_test(test_unknown_base),
