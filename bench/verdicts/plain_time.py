@@ -19,6 +19,7 @@ side by side on identical runs; no verdict of ciprof's comes from it.
 import json
 import math
 import os
+import sqlite3
 import statistics as st
 import subprocess
 import sys
@@ -50,10 +51,9 @@ def run_items(ciprof, repo, rid):
 def session(ciprof, d, out):
     repo = os.path.join(d, "repo")
     heads = json.load(open(os.path.join(d, "heads.json")))
-    ids = subprocess.run(["sqlite3", os.path.join(repo, ".ciprof", "ciprof.db"),
-                          "select id, branch from runs order by id"], stdout=subprocess.PIPE,
-                         text=True, check=True).stdout.split()
-    runs = [(int(x.split("|")[0]), x.split("|")[1]) for x in ids]
+    db = sqlite3.connect(os.path.join(repo, ".ciprof", "ciprof.db"))
+    runs = db.execute("select id, branch from runs order by id").fetchall()
+    db.close()
     mains = [r for r, b in runs if b == "main"]
     items = {r: run_items(ciprof, repo, r) for r, _ in runs}
 
