@@ -1,6 +1,7 @@
 /* The rounds of an A/B comparison and their report: shared by ciprof ab (which runs them) and
  * ciprof report --ab (which loads them from the store). */
 #include "cli/ab.h"
+#include "model/rename.h"
 #include "cli/cli.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -102,7 +103,11 @@ void ab_argv_free(char **argv)
 void ab_sides_add(struct ab_sides *s, struct profile *base, struct profile *head, int64_t base_id,
                   int64_t head_id)
 {
-	paired_add_round(s->pa, base, head);
+	/* A program renamed between base and head is paired under the base's names, as
+	 * report_diff_new compares the merged sides. */
+	struct profile *renamed = profile_rename_modules(head, base, NULL);
+	paired_add_round(s->pa, base, renamed ? renamed : head);
+	profile_free(renamed);
 	ALLOC_GROW(s->ids[0], s->n + 1, s->alloc[0]);
 	ALLOC_GROW(s->ids[1], s->n + 1, s->alloc[1]);
 	s->ids[0][s->n] = base_id;

@@ -515,6 +515,12 @@ int cmd_report(int argc, char **argv)
 		         report_verdict_name(diff->verdict), (long long)id, why.buf,
 		         diff->nregressed, diff->nimproved, diff->ntested, diff->scale);
 	strbuf_release(&why);
+	if (diff && diff->renamed) {
+		struct strbuf ren = STRBUF_INIT;
+		report_escape(&ren, diff->renamed, REPORT_ESC_TEXT, 600);
+		log_info("report: compared as renamed: %s", ren.buf);
+		strbuf_release(&ren);
+	}
 	if (advisory)
 		log_info("report: advisory only, the build is not failed: %s", advisory);
 	if ((r = cli_write_output(a.output, &out)))

@@ -334,16 +334,23 @@ void profile_merge(struct profile *dst, const struct profile *src)
 	profile_merge_test(dst, src, NULL);
 }
 
-void profile_merge_test(struct profile *dst, const struct profile *src, const char *test)
+/* src's string id as named in dst's merge: renamed[id] where that is set. */
+static const char *merged_str(const struct profile *src, char *const *renamed, uint32_t id)
+{
+	return renamed && renamed[id] ? renamed[id] : profile_str(src, id);
+}
+
+static void merge_into(struct profile *dst, const struct profile *src, const char *test,
+                       char *const *renamed)
 {
 	uint32_t forced = test ? profile_intern(dst, test) : 0;
-	uint32_t *node_map = xcalloc(src->nnodes, sizeof(*node_map));
+	uint32_t *node_map = xcalloc(src->nnodes ? src->nnodes : 1, sizeof(*node_map));
 	uint32_t *frame_map = xmalloc(st_mult(src->nframes ? src->nframes : 1, sizeof(*frame_map)));
 	for (size_t i = 0; i < src->nframes; i++) {
 		const struct profile_frame *f = &src->frames[i];
 		struct profile_frame nf = {
-		        .function = profile_intern(dst, profile_str(src, f->function)),
-		        .module = profile_intern(dst, profile_str(src, f->module)),
+		        .function = profile_intern(dst, merged_str(src, renamed, f->function)),
+		        .module = profile_intern(dst, merged_str(src, renamed, f->module)),
 		        .file = profile_intern(dst, profile_str(src, f->file)),
 		        .line = f->line,
 		        .kind = f->kind,
@@ -367,12 +374,22 @@ void profile_merge_test(struct profile *dst, const struct profile *src, const ch
 	}
 	for (size_t i = 0; i < src->nmodules; i++) {
 		const struct profile_module *m = &src->modules[i];
-		uint32_t module = profile_intern(dst, profile_str(src, m->module));
+		uint32_t module = profile_intern(dst, merged_str(src, renamed, m->module));
 		/* unknown in src (a conflict there) is a conflict here too */
 		set_module(dst, module, m->build_id ? profile_str(src, m->build_id) : NULL);
 	}
 	free(node_map);
 	free(frame_map);
+}
+
+void profile_merge_test(struct profile *dst, const struct profile *src, const char *test)
+{
+	merge_into(dst, src, test, NULL);
+}
+
+void profile_merge_renamed(struct profile *dst, const struct profile *src, char *const *renamed)
+{
+	merge_into(dst, src, NULL, renamed);
 }
 
 uint64_t profile_total(const struct profile *p, const char *test_filter)

@@ -169,6 +169,9 @@ size_t profile_node_frames(const struct profile *p, uint32_t node, uint32_t *out
 void profile_merge(struct profile *dst, const struct profile *src);
 /* The same, but with every sample (and outcome) under test (NULL: each keeps its own). */
 void profile_merge_test(struct profile *dst, const struct profile *src, const char *test);
+/* The same as profile_merge, with src's string id s named renamed[s] wherever that is not NULL
+ * (renamed has one entry per string of src). */
+void profile_merge_renamed(struct profile *dst, const struct profile *src, char *const *renamed);
 
 /* The one rule for the statistics of several runs merged: counts, CPU and wall time summed,
  * the highest rate kept, and the sources' period while they all have one. profile_stats_finish

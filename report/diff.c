@@ -6,6 +6,8 @@
 #include "report/diff.h"
 #include "config/config.h"
 #include "report/stats.h"
+#include "model/rename.h"
+#include "common/strbuf.h"
 #include "common/xalloc.h"
 
 #include <math.h>
@@ -822,6 +824,14 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 		d->group_dof[g] = INFINITY;
 		d->group_scale[g] = 1;
 	}
+	/* A program or library renamed is not every one of its functions new and gone. */
+	struct strbuf note = STRBUF_INIT;
+	struct profile *renamed_head = profile_rename_modules(head, base, &note);
+	if (renamed_head) {
+		head = renamed_head;
+		d->renamed = strbuf_detach(&note, NULL);
+	}
+	strbuf_release(&note);
 	d->base_period = report_period(base);
 	d->head_period = report_period(head);
 	d->c = d->base_period / ((double)d->base_runs * d->head_period);
@@ -852,6 +862,7 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	}
 	side_map_release(&hm);
 	side_map_release(&bm);
+	profile_free(renamed_head);
 	d->base_cpu = d->base_samples * d->base_period / (double)d->base_runs;
 	d->head_cpu = d->head_samples * d->head_period;
 	propagate(names, t->head_self, t->head);
@@ -984,6 +995,7 @@ void report_diff_free(struct report_diff *d)
 	free(d->tree.child_start);
 	free(d->tree.child);
 	free(d->items);
+	free(d->renamed);
 	free(d);
 }
 

@@ -196,13 +196,18 @@ struct report_diff {
 	enum report_verdict verdict;
 	struct report_tree tree;
 	const struct report_ab *ab; /* borrowed; set by ciprof ab (NULL otherwise) */
+	char *renamed;              /* modules of the head compared under the base's name for
+	                               them (model/rename.h: "NEW as OLD (K of N functions in
+	                               common)"; NULL: none), owned, not escaped */
 };
 
 /*
  * Compares head with base (base_nruns runs merged). history (may be NULL, nhistory entries)
  * are recent runs of the base branch, one profile each, used only to learn each item's
- * run-to-run spread (stats_item_noise); they need not be the runs merged into base. *out is
- * owned (report_diff_free). Never fails.
+ * run-to-run spread (stats_item_noise); they need not be the runs merged into base. A module
+ * of the head that base has under another file name (a program or library renamed) is compared
+ * under base's name (profile_rename_modules; d->renamed says which). *out is owned
+ * (report_diff_free). Never fails.
  */
 void report_diff_new(struct report_diff **out, const struct profile *base, size_t base_nruns,
                      struct profile *const *history, size_t nhistory, const struct profile *head,

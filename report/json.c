@@ -117,6 +117,9 @@ int report_json(const struct report *r, struct strbuf *out)
 			shift = d->scale > 1 ? "slower" : "faster";
 		json_object_set_new(scale, "shift", json_string(shift));
 		json_object_set_new(root, "scale", scale);
+		/* modules of the head compared under the base's name for them */
+		if (d->renamed)
+			json_object_set_new(root, "renamed_modules", jsonout_str(d->renamed));
 		json_t *sum = json_object();
 		json_object_set_new(sum, "base_runs", json_integer((json_int_t)d->base_runs));
 		json_object_set_new(sum, "base_cpu_seconds", jnum(d->base_cpu));

@@ -648,6 +648,12 @@ static void method_line(struct strbuf *o, const struct report_diff *d)
 		            "An item is flagged when it moved at least %.2g %% with q ≤ %.2g (too "
 		            "few functions, %zu, for a suite-wide factor).</sub>\n\n",
 		            100 * d->opts.min_change, d->opts.alpha, d->scale_functions);
+	if (d->renamed) {
+		strbuf_addstr(o, "<sub>**Renamed:** the head's ");
+		report_escape(o, d->renamed, REPORT_ESC_MD, 600);
+		strbuf_addstr(o, ": its functions are compared with the base's under the base's "
+		                 "name, not reported as new and gone.</sub>\n\n");
+	}
 	if (!d->ab && d->scale_estimated && fabs(d->scale - 1) >= d->opts.min_change)
 		strbuf_addf(o,
 		            "> **The whole suite ran %.2f× %s** than the base: a %s runner, or a "

@@ -12,6 +12,8 @@
 
 #include "common/error.h"
 #include "model/profile.h"
+#include "model/rename.h"
+#include "common/strbuf.h"
 
 static uint32_t fn(struct profile *p, const char *name, int process)
 {
@@ -292,6 +294,81 @@ static void test_stats_period(void **state)
 	assert_int_equal(m.period_ns, (uint64_t)(2e9 / 1098 + 0.5));
 }
 
+/* Adds stack "proc;a;b" (first = process) with every function frame in module mod. */
+static void add_mod_stack(struct profile *p, const char *mod, const char *stack, uint64_t count)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", stack);
+	uint32_t node = 0;
+	int first = 1;
+	for (char *tok = strtok(buf, ";"); tok; tok = strtok(NULL, ";")) {
+		struct profile_frame f = {.function = profile_intern(p, tok),
+		                          .module = first ? 0 : profile_intern(p, mod),
+		                          .kind = first ? PROFILE_FRAME_PROCESS : 0};
+		node = profile_node(p, node, profile_frame(p, &f));
+		first = 0;
+	}
+	profile_add(p, profile_intern(p, "t"), node, count);
+}
+
+/* One program's frames under name (process and module). */
+static struct profile *program(const char *name, const char *const *funcs)
+{
+	struct profile *p = profile_new();
+	char stack[200];
+	for (int i = 0; funcs[i]; i++) {
+		snprintf(stack, sizeof(stack), "%s;main;%s", name, funcs[i]);
+		add_mod_stack(p, name, stack, 10 + (uint64_t)i);
+	}
+	p->stats.hz = 999;
+	return p;
+}
+
+/* A program or library renamed with its code unchanged is paired with its old name; programs
+ * that only share main are not. */
+static void test_rename_modules(void **state)
+{
+	(void)state;
+	static const char *const fns[] = {"f1", "f2", "work+0x10", NULL};
+	static const char *const fns2[] = {"f1", "f2", "work_v2+0x10", NULL};
+	struct profile *base = program("work", fns), *head = program("work_v2", fns2);
+	struct strbuf note = STRBUF_INIT;
+	struct profile *r = profile_rename_modules(head, base, &note);
+	assert_non_null(r);
+	assert_string_equal(note.buf, "work_v2 as work (4 of 4 functions in common)");
+	/* The same stacks as the base's, the unsymbolized address included. */
+	char *fb = folded(base, NULL), *fr = folded(r, NULL);
+	assert_string_equal(fr, fb);
+	assert_int_equal(r->stats.hz, 999);
+	struct profile_func *f;
+	size_t n = profile_functions(r, NULL, &f);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(profile_str(r, f[i].module), "work");
+	free(f);
+	free(fb);
+	free(fr);
+	profile_free(r);
+	/* Nothing renamed: NULL. */
+	assert_null(profile_rename_modules(base, base, NULL));
+	profile_free(head);
+	/* A test program removed and another added: main alone in common is no rename. */
+	static const char *const a[] = {"test_bar", "bar_helper", NULL};
+	static const char *const b[] = {"test_foo", "foo_helper", "foo_more", NULL};
+	struct profile *old = program("test_old", a), *new = program("test_new", b);
+	assert_null(profile_rename_modules(new, old, NULL));
+	profile_free(old);
+	profile_free(new);
+	/* Two new programs as like the one gone: neither takes it. */
+	struct profile *two = program("work_a", fns);
+	add_mod_stack(two, "work_b", "work_b;main;f1", 5);
+	add_mod_stack(two, "work_b", "work_b;main;f2", 5);
+	add_mod_stack(two, "work_b", "work_b;main;work_b+0x10", 5);
+	assert_null(profile_rename_modules(two, base, NULL));
+	profile_free(two);
+	profile_free(base);
+	strbuf_release(&note);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +376,7 @@ int main(void)
 	        cmocka_unit_test(test_folded_output),   cmocka_unit_test(test_folded_errors),
 	        cmocka_unit_test(test_merge),           cmocka_unit_test(test_build_ids),
 	        cmocka_unit_test(test_intern_name),     cmocka_unit_test(test_stats_period),
+	        cmocka_unit_test(test_rename_modules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -296,6 +296,50 @@ static void test_unknown_base(void **state)
 	report_baseline_release(&b);
 }
 
+/* The head's program renamed (suite -> suite_v2), its code unchanged: no function is new or
+ * gone, nothing is flagged, and the report says it compared them as renamed; a real +50 %
+ * of a renamed program is still found. */
+static void test_renamed_program(void **state)
+{
+	(void)state;
+	for (int slow = 0; slow < 2; slow++) {
+		struct synth base, head;
+		synth_init(&base, 10, 4999);
+		base.jitter = 0.01;
+		head = base;
+		if (slow)
+			head.factor[synth_func_near(&base, 0.10)] = 1.5;
+		struct rng r = {12345};
+		struct profile *runs[8], *merged;
+		synth_base(&base, &r, 8, runs, &merged);
+		struct profile *hp = synth_run(&head, &r, 1.0);
+		char **renamed = calloc(hp->nstr, sizeof(*renamed));
+		renamed[profile_find_str(hp, "suite")] = strdup("suite_v2");
+		struct profile *moved = profile_new();
+		profile_merge_renamed(moved, hp, renamed);
+		moved->stats = hp->stats;
+		struct report_options o;
+		report_options_init(&o);
+		struct report_diff *d;
+		report_diff_new(&d, merged, 8, runs, 8, moved, &o);
+		assert_non_null(d->renamed);
+		assert_non_null(strstr(d->renamed, "suite_v2 as suite"));
+		assert_int_equal(d->verdict, slow ? REPORT_REGRESSED : REPORT_OK);
+		for (size_t i = 0; i < d->nitems; i++)
+			if (d->items[i].cmp.significant)
+				assert_true(slow);
+		report_diff_free(d);
+		for (size_t i = 0; i < hp->nstr; i++)
+			free(renamed[i]);
+		free(renamed);
+		for (size_t i = 0; i < 8; i++)
+			profile_free(runs[i]);
+		profile_free(merged);
+		profile_free(hp);
+		profile_free(moved);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +350,7 @@ int main(void)
 	        cmocka_unit_test(test_busy_head_is_advisory),
 	        cmocka_unit_test(test_quiet_head),
 	        cmocka_unit_test(test_unknown_base),
+	        cmocka_unit_test(test_renamed_program),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
