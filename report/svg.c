@@ -179,11 +179,13 @@ static int label_cmp(const void *pa, const void *pb)
 }
 
 /* The flagged frames' labels: the name and the change, bold, with a white halo, on top of
- * every frame. A label wider than its frame runs on over its neighbours up to the next
- * flagged frame of its row (or the picture's edge); if it does not fit it moves left, as far
- * as the row's previous label allows and never off its own frame; what still does not fit
- * is cut: the name (never to fewer than MIN_LABEL characters), then the name altogether
- * (the change alone), then the label (the outline and the tooltip remain). */
+ * every frame. A label starts inside its own frame (after the row's previous label) and
+ * never left of it: one that starts beyond its frame is left out. It runs on over its
+ * neighbours up to the next flagged frame of its row (or the picture's edge); what does
+ * not fit is cut: the name (never to fewer than MIN_LABEL characters), then the name
+ * altogether; the change alone may run on over the next flagged frames (whose labels then
+ * start after it, or are left out) up to the picture's edge, or else the label is left
+ * out. A label left out keeps the outline and the tooltip. */
 static void flagged_labels(struct svg_ctx *s)
 {
 	const struct report_diff *d = s->d;
@@ -206,18 +208,18 @@ static void flagged_labels(struct svg_ctx *s)
 		size_t nc = esc_utf8_chars(name, strlen(name)), cc = change.len;
 		if (nc > 60)
 			nc = 60; /* as report_escape cuts it below */
-		double full = (double)(nc + 1 + cc) * CHAR_W;
-		/* at its frame, or moved left until it ends at the limit, never off its frame */
-		double x = fmin(fmax(l->x + 3, end), fmax(end, limit - full));
+		/* inside its own frame, never left of it: the name it stands on is its own */
+		double x = fmax(l->x + fmin(3, l->w / 2), end);
 		if (x > l->x + l->w)
 			continue;
 		long room = lround(floor((limit - x) / CHAR_W + 1e-9));
+		long edge = lround(floor((SVG_W - SVG_PAD - x) / CHAR_W + 1e-9));
 		size_t name_max; /* 0: the change alone */
 		if (room >= (long)(nc + 1 + cc))
 			name_max = 60;
 		else if (room >= (long)(MIN_LABEL + 1 + cc))
 			name_max = (size_t)room - 1 - cc;
-		else if (room >= (long)cc)
+		else if (edge >= (long)cc)
 			name_max = 0;
 		else
 			continue;

@@ -994,6 +994,34 @@ static void test_svg_layout(void **state)
 	fixture_release(&fx);
 }
 
+/* Each flagged label's x lies inside a flagged frame of its row (label y = frame y + 12):
+ * a label never starts off its own frame. Returns the number of labels. */
+static int labels_on_own_frames(const char *svg)
+{
+	const char *labels = strstr(svg, "<g class=\"labels\"");
+	assert_non_null(labels);
+	const char *end = strstr(labels, "</g>");
+	int n = 0;
+	for (const char *p = labels; (p = strstr(p, "<text x=\"")) && p < end; p++, n++) {
+		double x, y;
+		assert_int_equal(sscanf(p, "<text x=\"%lf\" y=\"%lf\"", &x, &y), 2);
+		int inside = 0;
+		for (const char *g = svg; (g = strstr(g, "<g class=\"flagged\">")) && g < labels;
+		     g++) {
+			double rx, ry, rw;
+			const char *r = strstr(g, "<rect x=\"");
+			assert_int_equal(
+			        sscanf(r, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\"", &rx, &ry, &rw),
+			        3);
+			if (fabs(ry + 12 - y) < 0.05 && x >= rx && x <= rx + rw)
+				inside = 1;
+		}
+		if (!inside)
+			fail_msg("label at x=%.1f y=%.1f is off its own frame: %.60s", x, y, p);
+	}
+	return n;
+}
+
 /* One flagged function called from 40 tests, each call site a narrow frame beside the next
  * (a wide suite): the labels of flagged frames never run into one another, nor out of the
  * picture, and each keeps its change when it keeps anything. */
@@ -1043,9 +1071,45 @@ static void test_svg_labels_apart(void **state)
 			p = close;
 		}
 		assert_true(labels >= (focus ? SITES / 4 : 4));
+		assert_int_equal(labels_on_own_frames(svg.buf), labels);
 		strbuf_release(&svg);
 	}
 	fx.rep.focus = 0;
+	fixture_release(&fx);
+}
+
+/* A narrow flagged frame near the right edge, after grey frames with labels of their own:
+ * its label stays on its frame, cut with an ellipsis, instead of moving left over the
+ * grey labels (the tooltip keeps the full name). */
+static void test_svg_label_own_frame(void **state)
+{
+	(void)state;
+	static const char *long_name = "demo;main;test_w;widgets::detail::zz_checksum_block(long)";
+	const struct stack_count ba[] = {
+	        {"test_w", "demo;main;test_w;widgets::detail::aa_compress_block(long)", 5000},
+	        {"test_w", "demo;main;test_w;widgets::detail::popcount(unsigned long)", 900},
+	        {"test_w", long_name, 400},
+	};
+	const struct stack_count bb[] = {
+	        {"test_w", "demo;main;test_w;widgets::detail::aa_compress_block(long)", 5001},
+	        {"test_w", "demo;main;test_w;widgets::detail::popcount(unsigned long)", 899},
+	        {"test_w", long_name, 401},
+	};
+	const struct stack_count h[] = {
+	        {"test_w", "demo;main;test_w;widgets::detail::aa_compress_block(long)", 5000},
+	        {"test_w", "demo;main;test_w;widgets::detail::popcount(unsigned long)", 900},
+	        {"test_w", long_name, 600},
+	};
+	struct fixture fx;
+	fixture_init_bases(&fx, ba, N(ba), bb, N(bb), h, N(h), "feature/x");
+	struct strbuf svg = STRBUF_INIT;
+	assert_int_equal(report_svg(&fx.rep, &svg), 0);
+	assert_int_equal(labels_on_own_frames(svg.buf), 1);
+	/* cut, with its change; the tooltip has the full name */
+	assert_non_null(strstr(svg.buf, "<title>widgets::detail::zz_checksum_block(long) [demo]"));
+	const char *label = strstr(strstr(svg.buf, "<g class=\"labels\""), "<text ");
+	assert_non_null(strstr(label, "\xe2\x80\xa6 +"));
+	strbuf_release(&svg);
 	fixture_release(&fx);
 }
 
@@ -1335,6 +1399,7 @@ int main(void)
 	        cmocka_unit_test(test_markdown_marks_what_gates),
 	        cmocka_unit_test(test_svg_layout),
 	        cmocka_unit_test(test_svg_labels_apart),
+	        cmocka_unit_test(test_svg_label_own_frame),
 	        cmocka_unit_test(test_markdown_limit),
 	        cmocka_unit_test(test_html_basic),
 	        cmocka_unit_test(test_markdown_findings_first),
