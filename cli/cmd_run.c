@@ -258,8 +258,13 @@ int cli_load_rules(struct config *cfg, struct attrib_rules *rules)
 		return -1;
 	for (size_t i = 0; i < cfg->nrules; i++) {
 		const struct config_rule *r = &cfg->rules[i];
-		if (attrib_rules_add(rules, r->name, r->caller, r->test, r->as) < 0)
+		if (attrib_rules_add(rules, r->name, r->caller, r->test, r->as) < 0) {
+			/* an unnamed rule is named by its place ("FILE:LINE"): say it once */
+			size_t n = cfg->path ? strlen(cfg->path) : 0;
+			if (n && !strncmp(r->name, cfg->path, n) && r->name[n] == ':')
+				return -1;
 			return cp_error("%s:%u: %s", cfg->path, r->line, cp_last_error());
+		}
 	}
 	if (cfg->builtin_rules)
 		attrib_rules_add_builtin(rules);

@@ -519,15 +519,31 @@ out:
 	return ret;
 }
 
+/* A rule's regex key: read, and compiled as attrib_rules_add will compile it, so `ciprof
+ * config` refuses what `ciprof run` would, at the value's line and column. */
+static int rule_regex(struct reader *r, const char *key, char **out)
+{
+	if (scalar(r, key, out) < 0)
+		return -1;
+	regex_t re;
+	if (regex_compile(&re, *out, 0) < 0) {
+		char msg[1200];
+		snprintf(msg, sizeof(msg), "a rule's '%s': %s", key, cp_last_error());
+		return fail_at(r, &r->ev.start_mark, msg);
+	}
+	regfree(&re);
+	return 0;
+}
+
 static int rule_field(struct reader *r, const char *key, void *ctx)
 {
 	struct config_rule *rule = ctx;
 	if (!strcmp(key, "name"))
 		return scalar(r, key, &rule->name);
 	if (!strcmp(key, "caller"))
-		return scalar(r, key, &rule->caller);
+		return rule_regex(r, key, &rule->caller);
 	if (!strcmp(key, "test"))
-		return scalar(r, key, &rule->test);
+		return rule_regex(r, key, &rule->test);
 	if (!strcmp(key, "as"))
 		return scalar(r, key, &rule->as);
 	return 1;

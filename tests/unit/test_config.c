@@ -68,6 +68,15 @@ static void test_errors(void **state)
 	expect_error("attribution:\n  builtin-rules: maybe\n", "must be true or false");
 	expect_error("attribution:\n  rules:\n    - test: [a]\n",
 	             "cfg.yml:3:13: 'test' must be a string");
+	/* a rule's regexes are compiled here, as `ciprof run` compiles them: `ciprof config`
+	 * refuses what the run would, at the value */
+	expect_error("attribution:\n  rules:\n    - test: 'a('\n",
+	             "cfg.yml:3:13: a rule's 'test': 'a(' is not a valid regular expression");
+	expect_error("attribution:\n  rules:\n    - name: x\n      caller: '[b'\n      test: a\n",
+	             "cfg.yml:4:15: a rule's 'caller': '[b' is not a valid regular expression");
+	expect_error(
+	        "attribution:\n  rules:\n    - test: '^t++++++++++++++++++++++art$'\n",
+	        "cfg.yml:3:13: a rule's 'test': '^t++++++++++++++++++++++art$' is too complex");
 	expect_error("attribution:\n  rules: [\n", "cfg.yml:3:1:");
 	expect_error("- 1\n- 2\n", "the file must be a mapping");
 	expect_error("attribution:\n  rules: *a\n", "aliases");
