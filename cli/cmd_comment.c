@@ -10,6 +10,8 @@
 #include "forge/forge.h"
 #include "forge/http.h"
 #include "report/report.h"
+#include "runner/meta/gitmeta.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +59,9 @@ static const char comment_description[] =
         "The body: --body-file, else 'ciprof report --format md [--id NAME]' of the latest run\n"
         "against\n"
         "report.base-branch when set, else the PR's target branch. With $GITHUB_STEP_SUMMARY\n"
-        "set, the body is also appended to the job summary.\n"
+        "set, the body is also appended to the job summary. When the CI names the job's\n"
+        "commit or branch and the latest run is of neither, the body reports the latest run\n"
+        "that is; with none, nothing is posted (another branch's report never is).\n"
         "\n"
         "GitHub: GITHUB_REPOSITORY, GITHUB_EVENT_PATH or GITHUB_REF (the PR), GITHUB_API_URL,\n"
         "GITHUB_TOKEN (needs 'pull-requests: write'). GitLab: CI_API_V4_URL, CI_PROJECT_ID,\n"
@@ -128,9 +132,10 @@ static int comment_opt(void *ctx, int id, const char *arg)
  * It runs this very binary as a subprocess, so comment depends on report's command line only;
  * this function is the one place that knows how the report is obtained. 0 or -1 (cp_error).
  */
-static int report_body(const char *base, const char *id, struct strbuf *out)
+static int report_body(const char *base, const char *id, int64_t head, struct strbuf *out)
 {
-	const char *args[12];
+	const char *args[14];
+	char head_arg[24];
 	size_t n = 0;
 	args[n++] = "ciprof";
 	if (log_level() <= LOG_QUIET)
@@ -147,6 +152,11 @@ static int report_body(const char *base, const char *id, struct strbuf *out)
 	if (id) {
 		args[n++] = "--id";
 		args[n++] = id;
+	}
+	if (head) {
+		snprintf(head_arg, sizeof(head_arg), "%lld", (long long)head);
+		args[n++] = "--head";
+		args[n++] = head_arg;
 	}
 	args[n] = NULL;
 	int fds[2];
@@ -190,6 +200,88 @@ static int report_body(const char *base, const char *id, struct strbuf *out)
 		        base ? " --base " : "", base ? base : "",
 		        WIFEXITED(st) ? "exit status" : "signal",
 		        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return ret;
+}
+
+/* Whether run m is of the CI job's head: at one of its commits, or on its branch. */
+static int of_job(const struct run_meta *m, const char *const *commits, size_t ncommits,
+                  const char *branch)
+{
+	for (size_t i = 0; i < ncommits; i++)
+		if (*m->commit && !strncmp(m->commit, commits[i], strlen(commits[i])))
+			return 1;
+	return branch && !strcmp(m->branch, branch);
+}
+
+/*
+ * The run the default body reports on. The newest run, unless the CI job names its head (its
+ * commit, the PR's head commit, its branch) and the newest run is of none of them (another
+ * branch's job shares the database): then the newest run at one of the job's commits, else
+ * the newest of its branch. *head = that run's id, 0 for the newest (or when the database
+ * cannot be read: 'ciprof report' then says why). -1 (cp_error) when the database has runs
+ * but none of this job's: another branch's report is not posted.
+ */
+static int job_run(const struct forge_target *t, char *const *envp, int64_t *head)
+{
+	*head = 0;
+	/* a companion job (CIPROF_PR_NUMBER) comments on a PR it did not run for: its own
+	 * commit and branch say nothing about the runs */
+	if (t->provider == FORGE_UNKNOWN || !strcmp(t->number_src, "CIPROF_PR_NUMBER"))
+		return 0;
+	const char *commits[2];
+	size_t nc = 0;
+	if (*t->commit)
+		commits[nc++] = t->commit;
+	if (*t->pr_head)
+		commits[nc++] = t->pr_head;
+	const char *branch = gitmeta_ci_branch(envp);
+	if (!nc && !branch)
+		return 0;
+	char *path = store_default_path();
+	struct store *s = NULL;
+	struct run_meta *newest = NULL, *runs = NULL;
+	size_t nnewest = 0, n = 0;
+	int ret = 0;
+	if (store_open(&s, path, STORE_READONLY) < 0 ||
+	    store_list_runs(s, NULL, 1, &newest, &nnewest) < 0 || !nnewest ||
+	    of_job(&newest[0], commits, nc, branch))
+		goto out; /* 'ciprof report' says what is wrong, or posts the newest */
+	for (size_t i = 0; i < nc; i++) {
+		struct store_run_filter f = {.commit_prefix = commits[i], .limit = 1};
+		if (store_find_runs(s, &f, &runs, &n) == 0 && n && runs[0].id > *head)
+			*head = runs[0].id;
+		store_runs_free(runs, n);
+		runs = NULL;
+		n = 0;
+	}
+	if (!*head && branch) {
+		struct store_run_filter f = {.branch = branch, .limit = 1};
+		if (store_find_runs(s, &f, &runs, &n) == 0 && n)
+			*head = runs[0].id;
+	}
+	if (*head) {
+		log_info("comment: the newest run (%lld) is of branch '%s' at %.12s, not this "
+		         "job's: reporting run %lld instead",
+		         (long long)newest[0].id, newest[0].branch, newest[0].commit,
+		         (long long)*head);
+		goto out;
+	}
+	struct strbuf what = STRBUF_INIT;
+	for (size_t i = 0; i < nc; i++)
+		strbuf_addf(&what, "%scommit %.12s", i ? " or " : "", commits[i]);
+	if (branch)
+		strbuf_addf(&what, "%sbranch '%s'", nc ? " or " : "", branch);
+	ret = cp_error("no run of this job's %s in %s: the newest, run %lld, is of branch '%s' at "
+	               "%.12s, and another branch's report is not posted; run 'ciprof run' in "
+	               "this job first",
+	               what.buf, path, (long long)newest[0].id, newest[0].branch, newest[0].commit);
+	strbuf_release(&what);
+out:
+	store_runs_free(runs, n);
+	store_runs_free(newest, nnewest);
+	if (s)
+		store_close(s);
+	free(path);
 	return ret;
 }
 
@@ -350,7 +442,8 @@ int cmd_comment(int argc, char **argv)
 		if (base)
 			log_verbose("comment: body from 'ciprof report --base %s' (%s)", base, why);
 		free(why);
-		if (report_body(base, a.id, &body) < 0) {
+		int64_t head;
+		if (job_run(&t, environ, &head) < 0 || report_body(base, a.id, head, &body) < 0) {
 			status = not_posted(&a, &t, NULL);
 			goto out;
 		}

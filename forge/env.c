@@ -70,6 +70,7 @@ void forge_target_init(struct forge_target *t)
 	t->author = xstrdup("");
 	t->head_sha = xstrdup("");
 	t->pr_head = xstrdup("");
+	t->commit = xstrdup("");
 	t->marker = xstrdup(COMMENT_MARKER);
 }
 
@@ -86,6 +87,7 @@ void forge_target_release(struct forge_target *t)
 	free(t->author);
 	free(t->head_sha);
 	free(t->pr_head);
+	free(t->commit);
 	free(t->marker);
 	memset(t, 0, sizeof(*t));
 }
@@ -218,6 +220,7 @@ static int github_env(struct forge_target *t, char *const *envp)
 		return cp_error("GITHUB_REPOSITORY must be OWNER/REPO, not '%.200s'", v);
 	set(&t->project, v);
 	set(&t->base_ref, env_str(envp, "GITHUB_BASE_REF"));
+	set_sha(&t->commit, env_str(envp, "GITHUB_SHA"));
 	v = env_str(envp, "GITHUB_EVENT_PATH");
 	if (*v && github_event(t, v) < 0)
 		return -1;
@@ -263,6 +266,7 @@ static int gitlab_env(struct forge_target *t, char *const *envp)
 	set(&t->base_ref, env_str(envp, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"));
 	/* set in merged-results pipelines, where CI_COMMIT_SHA is the merge */
 	set_sha(&t->pr_head, env_str(envp, "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"));
+	set_sha(&t->commit, env_str(envp, "CI_COMMIT_SHA"));
 	return set_token(t, env_str(envp, "CIPROF_GITLAB_TOKEN"), "CIPROF_GITLAB_TOKEN");
 }
 

@@ -38,6 +38,8 @@ struct forge_target {
 	char *pr_head;  /* the PR's head commit as the CI reports it (GitHub's event
 	                   pull_request.head.sha, GitLab's CI_MERGE_REQUEST_SOURCE_BRANCH_SHA):
 	                   hex, "" when unknown */
+	char *commit;   /* the job's own commit (GITHUB_SHA, CI_COMMIT_SHA; for a PR it may be
+	                   the merge commit): hex, "" when unknown */
 	int actions;    /* GitHub Actions (GITHUB_ACTIONS=true) */
 	char *marker;   /* the hidden line that makes a comment ciprof's: COMMENT_MARKER, or
 	                   report_marker(--id) so that each suite keeps its own comment */

@@ -128,8 +128,7 @@ void gitmeta_ci(struct run_meta *m, char *const *envp)
 	free(github_url);
 }
 
-/* Branch name of a detached checkout, from the CI provider's variables; NULL when unknown. */
-static const char *branch_from_ci(char *const *envp)
+const char *gitmeta_ci_branch(char *const *envp)
 {
 	/* GitHub: GITHUB_HEAD_REF is set (to the PR's source branch) only for pull_request events;
 	 * GITHUB_REF_NAME then reads "123/merge", so it comes second. */
@@ -373,7 +372,7 @@ int gitmeta_collect(struct run_meta *m, const char *dir, const char *base_branch
 	subject = first_line(git_commit_message(commit));
 
 	if (git_repository_head_detached(repo) == 1) {
-		const char *ci = branch_from_ci(envp);
+		const char *ci = gitmeta_ci_branch(envp);
 		branch = xstrdup(ci ? ci : "");
 	} else {
 		branch = xstrdup(git_reference_shorthand(head));

@@ -49,6 +49,10 @@ int gitmeta_merge_base(struct gitmeta_repo *r, const char *commit, const char *b
  * commit missing from the repository, e.g. a shallow clone). */
 int gitmeta_is_ancestor(struct gitmeta_repo *r, const char *anc, const char *commit);
 
+/* The branch a CI job names in envp (GITHUB_HEAD_REF, GITHUB_REF_NAME, GitLab's, Jenkins'):
+ * what a detached checkout's run records as its branch. NULL when none (borrowed from envp). */
+const char *gitmeta_ci_branch(char *const *envp);
+
 /* Fills m's CI fields (ci_provider, pr_number, job_url) from envp; unknown: "" and 0. */
 void gitmeta_ci(struct run_meta *m, char *const *envp);
 

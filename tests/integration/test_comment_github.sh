@@ -187,6 +187,54 @@ else
 	echo "note [$TEST_NAME]: default body not tested: ciprof run cannot sample here ($(head -n1 "$TMP/run.err"))"
 fi
 
+# --- 10a. the default body is of this job's run, never another branch's ------------------
+# One database, four imported runs: main twice, this PR's head (feature, 1111...), then
+# another branch's (other, 2222...), the newest. The PR job's checkout is the merge commit
+# (3333..., GITHUB_SHA); the event names the PR's head.
+printf 'suite;main;work 2000\nsuite;main;rest 1000\n' >base.folded
+printf 'suite;main;work 3000\nsuite;main;rest 1000\n' >head.folded
+DB10=$TMP/db10/ciprof.db
+mkdir -p "$TMP/db10"
+for r in main:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:base main:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:base \
+	feature:1111111111111111111111111111111111111111:head other:2222222222222222222222222222222222222222:head; do
+	IFS=: read -r br sha f <<<"$r"
+	run_capture imp10 "$CIPROF" import --db "$DB10" --format folded --branch "$br" --commit "$sha" \
+		--test t "$f.folded"
+	[ "$RC" -eq 0 ] || expect_rc "import $br" 0 imp10
+done
+printf '%s\n' '{"action": "synchronize", "number": 7, "pull_request": {"number": 7,' \
+	'"base": {"ref": "main"}, "head": {"ref": "feature", "sha": "1111111111111111111111111111111111111111"}}}' \
+	>event_head.json
+forge_start ownrun github
+EXTRA_ENV="CIPROF_DB=$DB10 GITHUB_SHA=3333333333333333333333333333333333333333 GITHUB_HEAD_REF=feature" \
+	EVENT="$TMP/event_head.json" gh ownrun --strict
+expect_rc "the PR's run is posted, though another branch's is newer" 0 ownrun
+expect_grep "the choice is said" "$TMP/ownrun.err" \
+	"the newest run (4) is of branch 'other' at 222222222222, not this job's: reporting run 3 instead"
+expect_eq "the posted body reports the PR head's run, not the other branch's" \
+	"$(forge_query "$FORGE_LOG" '[("1111111" in r["body"]["body"], "2222222" in r["body"]["body"]) for r in reqs if r["method"] == "POST"]')" \
+	"[(True, False)]"
+# the job's commit alone (no head in the event, no branch variable) finds it too
+EXTRA_ENV="CIPROF_DB=$DB10 GITHUB_SHA=1111111111111111111111111111111111111111" gh ownrun_sha --strict
+expect_rc "found by GITHUB_SHA" 0 ownrun_sha
+expect_grep "found by GITHUB_SHA: run 3" "$TMP/ownrun_sha.err" "reporting run 3 instead"
+forge_stop_all
+# no run of this job at all: a warning and nothing posted (exit 0), exit 3 with --strict
+forge_start norun github
+: >"$TMP/summary.md"
+EXTRA_ENV="CIPROF_DB=$DB10 GITHUB_SHA=3333333333333333333333333333333333333333 GITHUB_HEAD_REF=nope" \
+	gh norun
+expect_rc "no run of this job: not posted" 0 norun
+expect_grep "not posted, said" "$TMP/norun.err" \
+	"warning: comment not posted: no run of this job's commit 333333333333 or branch 'nope'"
+expect_grep "the newest run named" "$TMP/norun.err" "the newest, run 4, is of branch 'other'"
+EXTRA_ENV="CIPROF_DB=$DB10 GITHUB_SHA=3333333333333333333333333333333333333333 GITHUB_HEAD_REF=nope" \
+	gh norun_strict --strict
+expect_rc "no run of this job, --strict" 3 norun_strict
+expect_eq "nothing posted" "$(forge_count "$FORGE_LOG" POST .)" 0
+expect_eq "no report in the job summary" "$(wc -c <"$TMP/summary.md")" 0
+forge_stop_all
+
 # --- 10b. --id: the jobs of a CI matrix keep one comment each ---------------------------
 forge_start ids github
 gh id_linux1 --id linux-gcc --body-file body.md
