@@ -797,9 +797,16 @@ static void rest_section(struct strbuf *o, const struct report_diff *d, const st
 	size_t ut = k.tests[MD_UNCHANGED], uf = k.n[MD_UNCHANGED] - ut;
 	strbuf_addf(o,
 	            "<details><summary>✓ %zu unchanged (%zu test%s, %zu function comparison%s), "
-	            "%zu not judged; every test's CPU time</summary>\n\n",
+	            "%zu not judged; ",
 	            k.n[MD_UNCHANGED], ut, ut == 1 ? "" : "s", uf, uf == 1 ? "" : "s",
 	            k.n[MD_NOT_JUDGED]);
+	/* The table holds at most lim->tests of them: say so where it is opened. */
+	if (ntests > lim->tests && lim->tests)
+		strbuf_addf(o, "CPU time of %zu of the %zu tests, the biggest changes first",
+		            lim->tests, ntests);
+	else
+		strbuf_addstr(o, "every test's CPU time");
+	strbuf_addstr(o, "</summary>\n\n");
 	if (ntests && lim->tests)
 		tests_table(o, d, lim, html);
 	else
