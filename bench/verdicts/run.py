@@ -3,7 +3,7 @@
 
     bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K] [--interleave K]
                           [--trials-scale F] [--scale F] [--hz N] [--keep DIR] [--json FILE]
-                          [--workload workload|workload2]
+                          [--workload workload|workload2|workload3]
 
 (bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
 
@@ -15,8 +15,9 @@ PR branch it profiles heads: identical code (A/A), identical code with a CPU hog
 core during the head run (a noisy neighbour), one function made X % slower (a steady 5 %
 function, crc32_loop, and a steady 20 % one, horner_poly), one test made 10 % slower (a test of
 steady loops, test_checksums, and one of swinging parsing code, test_parse), and everything
-15 % slower (the names are the workload's; --workload workload2 runs a second suite of
-another shape, with its own planted.json, that the statistics were never tuned on). Each head
+15 % slower (the names are the workload's; --workload workload2 and --workload workload3 run
+a second and a third suite of other shapes, each with its own planted.json, that the
+statistics were never tuned on). Each head
 is judged with
 `ciprof report --base main --format json --fail-on-regression` at ciprof's shipped defaults.
 
@@ -188,8 +189,8 @@ def main():
     ap.add_argument("--json", help="write every comparison's outcome to this file")
     ap.add_argument("--workload", default="workload",
                     help="the suite: a folder of bench/verdicts with a CMake project and its "
-                         "planted.json (default workload; workload2 is a second suite of "
-                         "another shape, never tuned on)")
+                         "planted.json (default workload; workload2 and workload3 are suites "
+                         "of other shapes, never tuned on)")
     a = ap.parse_args()
     wl = os.path.join(HERE, a.workload)
     if not os.path.isfile(os.path.join(wl, "planted.json")):
