@@ -308,12 +308,17 @@ static void attach_junit(struct run_args *a, struct profile *p)
 
 /* Git, CI and host context, taken before the command runs (it may change the work tree).
  * base: report.base-branch (.ciprof.yml or CIPROF_REPORT_BASE_BRANCH), the branch whose
- * merge-base is recorded; "" lets gitmeta choose (CI target branch, then default branch). */
-static void collect_meta(struct run_meta *m, char **argv, const char *base)
+ * merge-base is recorded; "" lets gitmeta choose (CI target branch, then default branch).
+ * -1 (cp_error set) for a checkout git refuses as another user's: a run stored without its
+ * commit and branch would never serve as a baseline, so it is refused before CMD runs. */
+static int collect_meta(struct run_meta *m, char **argv, const char *base)
 {
 	extern char **environ;
 	m->created_at = (int64_t)time(NULL);
-	if (gitmeta_collect(m, ".", base, environ) < 0)
+	int r = gitmeta_collect(m, ".", base, environ);
+	if (r == GITMETA_ERR_OWNER)
+		return -1;
+	if (r < 0)
 		log_warn("git metadata unavailable, the run is stored without it: %s",
 		         cp_last_error());
 	gitmeta_ci(m, environ);
@@ -321,6 +326,7 @@ static void collect_meta(struct run_meta *m, char **argv, const char *base)
 	char *cmd = gitmeta_command_string(argv);
 	run_meta_set(&m->command, cmd);
 	free(cmd);
+	return 0;
 }
 
 /* Stores the run; 0, or -1 after printing why. */
@@ -410,8 +416,12 @@ int cmd_run(int argc, char **argv)
 		                      &a.ropts.backend) < 0)
 			a.ropts.backend = RUNNER_BACKEND_AUTO;
 	}
-	if (!a.no_store)
-		collect_meta(&a.meta, a.ropts.argv, config_str(&cfg, CONFIG_REPORT_BASE_BRANCH));
+	if (!a.no_store &&
+	    collect_meta(&a.meta, a.ropts.argv, config_str(&cfg, CONFIG_REPORT_BASE_BRANCH)) < 0) {
+		log_errmsg("%s (or run with --no-store); CMD was not run", cp_last_error());
+		status = EXIT_RUNTIME;
+		goto out;
+	}
 
 	r = runner_run(&p, &a.ropts);
 	if (r == RUNNER_ERR_EXEC) {

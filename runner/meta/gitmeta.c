@@ -3,6 +3,7 @@
  * from the CI provider's variables, read from an explicit envp so tests can fake them. */
 #include "runner/meta/gitmeta.h"
 #include "common/error.h"
+#include "common/worktree.h"
 #include "common/xalloc.h"
 
 #include <git2.h>
@@ -325,6 +326,7 @@ static void clear_git_fields(struct run_meta *m)
 int gitmeta_collect(struct run_meta *m, const char *dir, const char *base_branch, char *const *envp)
 {
 	git_repository *repo = NULL;
+	char *owner_top = NULL;
 	git_reference *head = NULL;
 	git_object *head_obj = NULL;
 	const git_commit *commit;
@@ -340,14 +342,15 @@ int gitmeta_collect(struct run_meta *m, const char *dir, const char *base_branch
 	if (git_libgit2_init() < 0)
 		return gm_fail("cannot initialise libgit2");
 
-	err = git_repository_open_ext(&repo, dir, 0, NULL);
+	err = worktree_repo_open(&repo, dir, &owner_top);
 	if (err == GIT_ENOTFOUND)
 		goto out; /* not in a repository: a run still stores, with empty git fields */
 	if (err == GIT_EOWNER) {
-		ret = cp_error(
-		        "the git repository containing %s is owned by another user: "
-		        "mark it safe with 'git config --global --add safe.directory <path>'",
-		        dir);
+		ret = cp_error("the git repository %s is owned by another user, and git refuses "
+		               "it (\"dubious ownership\"); mark it safe with 'git config "
+		               "--global --add safe.directory %s'",
+		               owner_top, owner_top);
+		ret = GITMETA_ERR_OWNER;
 		goto out;
 	}
 	if (err < 0) {
@@ -406,6 +409,7 @@ int gitmeta_collect(struct run_meta *m, const char *dir, const char *base_branch
 	m->dirty = dirty;
 	m->commit_time = author ? (int64_t)author->when.time : (int64_t)git_commit_time(commit);
 out:
+	free(owner_top);
 	free(branch);
 	free(base);
 	free(subject);
@@ -428,7 +432,7 @@ int gitmeta_repo_open(struct gitmeta_repo **out, const char *dir)
 	*out = NULL;
 	if (git_libgit2_init() < 0)
 		return gm_fail("cannot initialise libgit2");
-	int err = git_repository_open_ext(&repo, dir && *dir ? dir : ".", 0, NULL);
+	int err = worktree_repo_open(&repo, dir && *dir ? dir : ".", NULL);
 	if (err < 0) {
 		/* Not in a repository, or one we may not use: report from the store alone. */
 		git_libgit2_shutdown();

@@ -22,8 +22,11 @@ const char *gitmeta_env_get(char *const *envp, const char *name);
  * Returns 0, also outside a repository and in one without commits (git fields "" and 0), or -1
  * with cp_error set when libgit2 fails otherwise (git fields then "" and 0). A missing
  * merge-base (unrelated history, shallow clone) is not an error: merge_base is "".
+ * A repository owned by another user, which git refuses without safe.directory, returns
+ * GITMETA_ERR_OWNER with cp_error naming the folder and the safe.directory command.
  * Only the git fields are touched; the CI fields are gitmeta_ci's.
  */
+#define GITMETA_ERR_OWNER (-2)
 int gitmeta_collect(struct run_meta *m, const char *dir, const char *base_branch,
                     char *const *envp);
 

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* vasprintf */
 #include "runner/meta/gitmeta.h"
 #include "common/error.h"
+#include "common/worktree.h"
 #include "common/xalloc.h"
 
 #include <stdarg.h>
@@ -492,6 +493,53 @@ static void test_broken_repo_is_an_error(void **state)
 	free(dir);
 }
 
+/* A checkout another user owns (a CI container's): refused with the safe.directory advice,
+ * whether or not a global safe.directory is set (libgit2 1.5.1 reports the former case as
+ * "config value 'safe.directory' was not found"); the database's place is still found. */
+static void test_other_users_repo(void **state)
+{
+	char *dir = new_repo("owned", "main");
+	char *home = xasprintf("%s/owned_home", root);
+	char *sub = xasprintf("%s/sub", dir);
+	const char *old_home = getenv("HOME");
+	char *saved = old_home ? xstrdup(old_home) : NULL;
+	struct run_meta m;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* chown to another uid needs root */
+	repo_commit(dir, "a.txt", "one", "first", 1700000000);
+	sh("mkdir -p %s %s && chown -R 12345 %s", sub, home, dir);
+	setenv("HOME", home, 1);
+	run_meta_init(&m);
+	for (int global = 0; global < 2; global++) {
+		if (global) /* a safe.directory for another folder only */
+			sh("printf '[safe]\\n\\tdirectory = /elsewhere\\n' > %s/.gitconfig", home);
+		cp_clear_error();
+		assert_int_equal(gitmeta_collect(&m, sub, NULL, empty_env), GITMETA_ERR_OWNER);
+		char *fix = xasprintf("git config --global --add safe.directory %s'", dir);
+		assert_non_null(strstr(cp_last_error(), fix));
+		free(fix);
+		assert_git_fields_empty(&m);
+		char *top = worktree_top(sub);
+		assert_non_null(top);
+		assert_string_equal(top, dir);
+		free(top);
+	}
+	sh("printf '[safe]\\n\\tdirectory = %s\\n' >> %s/.gitconfig", dir, home);
+	assert_int_equal(gitmeta_collect(&m, sub, NULL, empty_env), 0);
+	assert_string_equal(m.branch, "main");
+	if (saved)
+		setenv("HOME", saved, 1);
+	else
+		unsetenv("HOME");
+	run_meta_release(&m);
+	free(saved);
+	free(sub);
+	free(home);
+	free(dir);
+}
+
 static void test_ci_github(void **state)
 {
 	char *pr_env[] = {"CI=true",
@@ -720,6 +768,7 @@ int main(void)
 	        cmocka_unit_test(test_outside_repo),
 	        cmocka_unit_test(test_unborn_head),
 	        cmocka_unit_test(test_broken_repo_is_an_error),
+	        cmocka_unit_test(test_other_users_repo),
 	        cmocka_unit_test(test_ci_github),
 	        cmocka_unit_test(test_ci_gitlab),
 	        cmocka_unit_test(test_ci_generic_and_none),
