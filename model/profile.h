@@ -59,7 +59,9 @@ struct profile_stats {
 	double unsampled_seconds; /* of it, CPU time no sample saw (the "[unsampled]" frames) */
 	double wall_seconds;      /* command's wall time */
 	double others_seconds;    /* CPU seconds other processes on the machine used meanwhile:
-	                             set by the runner only (negative: /proc/stat unreadable), 0 in
+	                             set by the runner only (host_busy_cpus times wall_seconds;
+	                             negative: unknown, /proc/stat unreadable or the command
+	                             too short for its ticks), 0 in
 	                             any other profile, where nothing reads it; stored as the run's
 	                             tag RUN_TAG_OTHER_CPUS, not as a column */
 	int hz;

@@ -248,7 +248,8 @@ int runner_session_run(struct profile **out, const struct runner_opts *opts,
 	s.prof->stats.exit_status = launch_exit_status(status);
 	s.prof->stats.wall_seconds = launch_now_seconds() - l.start;
 	host_busy_mark(&busy1);
-	s.prof->stats.others_seconds = host_busy_others(&busy0, &busy1);
+	double others = host_busy_cpus(&busy0, &busy1);
+	s.prof->stats.others_seconds = others < 0 ? -1 : others * s.prof->stats.wall_seconds;
 
 finish:
 	/* Everything written so far is in the pipes and the backend's buffers: read and process

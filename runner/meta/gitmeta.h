@@ -73,12 +73,20 @@ struct host_busy {
 	double machine;  /* CPU seconds the whole machine has been busy */
 	double self;     /* CPU seconds ciprof has used */
 	double children; /* CPU seconds its reaped children have used */
+	double wall;     /* CLOCK_MONOTONIC seconds when the mark was taken */
+	double tick;     /* seconds per /proc/stat tick (1 / USER_HZ) */
+	int cpus;        /* online CPUs */
 	int ok;
 };
 void host_busy_mark(struct host_busy *m);
-/* The CPU seconds other processes used between marks a and b (at least 0), or -1 when a mark
- * has no reading. */
-double host_busy_others(const struct host_busy *a, const struct host_busy *b);
+/*
+ * How many CPUs other processes kept busy on average between marks a and b: from 0 to b's
+ * CPU count. -1 (unknown) when a mark has no reading, or when less than HOST_BUSY_MIN_TICKS
+ * of /proc/stat's ticks passed: its 10 ms ticks cannot measure a command of a few ms (one
+ * tick over 2 ms would read as 5 CPUs).
+ */
+#define HOST_BUSY_MIN_TICKS 20
+double host_busy_cpus(const struct host_busy *a, const struct host_busy *b);
 /* Parses /proc/stat's text: *busy = the "cpu" line's busy ticks. 0, or -1 with cp_error
  * naming what (where is the file name for the message). */
 int host_parse_stat(const char *text, const char *where, double *busy);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Copies s with leading/trailing blanks dropped and inner runs of blanks squeezed to one
@@ -129,6 +130,12 @@ void host_busy_mark(struct host_busy *m)
 		fclose(f);
 	buf[n] = 0;
 	long tck = sysconf(_SC_CLK_TCK);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	m->wall = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	m->tick = tck > 0 ? 1.0 / (double)tck : 0.01;
+	m->cpus = cpus > 0 ? (int)cpus : 1;
 	double busy;
 	if (n && tck > 0 && host_parse_stat(buf, path && *path ? path : "/proc/stat", &busy) == 0) {
 		m->machine = busy / (double)tck;
@@ -138,12 +145,15 @@ void host_busy_mark(struct host_busy *m)
 	m->children = rusage_seconds(RUSAGE_CHILDREN);
 }
 
-double host_busy_others(const struct host_busy *a, const struct host_busy *b)
+double host_busy_cpus(const struct host_busy *a, const struct host_busy *b)
 {
-	if (!a->ok || !b->ok)
+	double wall = b->wall - a->wall;
+	if (!a->ok || !b->ok || wall < HOST_BUSY_MIN_TICKS * b->tick)
 		return -1;
 	double d = (b->machine - a->machine) - (b->self - a->self) - (b->children - a->children);
-	return d > 0 ? d : 0;
+	/* /proc/stat's ticks are coarser than getrusage's and the clock's: keep to the machine. */
+	double cpus = d / wall;
+	return cpus < 0 ? 0 : cpus > b->cpus ? b->cpus : cpus;
 }
 
 /* Characters that never need quoting in a POSIX shell word. */

@@ -15,7 +15,8 @@ source "$(dirname "$0")/lib.sh"
 
 # --- 1. the measure ---
 DB1=$TMP/measure.db
-run_capture calm "$CIPROF" run --db "$DB1" --tag case=calm -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
+# (the sleep: a command under 20 of /proc/stat's ticks, 0.2 s, gets no figure at all)
+run_capture calm "$CIPROF" run --db "$DB1" --tag case=calm -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.3'
 expect_rc "ciprof run" 0 calm
 # bounded, so that a test killed midway leaves no hog behind
 timeout 60 sh -c 'while :; do :; done' &
@@ -24,6 +25,10 @@ run_capture busy "$CIPROF" run --db "$DB1" --tag case=busy -- sh -c 'i=0; while 
 kill "$HOG" 2>/dev/null
 wait "$HOG" 2>/dev/null
 expect_rc "ciprof run beside a CPU hog" 0 busy
+# Short commands: /proc/stat's 10 ms ticks over a few ms once read as 5 CPUs and more.
+for k in 1 2 3 4 5; do
+	"$CIPROF" -q run --db "$DB1" --tag case=short$k -- true || fail "ciprof run -- true failed"
+done
 run_capture runs "$CIPROF" runs --db "$DB1" --format json
 expect_rc "ciprof runs --format json" 0 runs
 if python3 - "$TMP/runs.out" <<'PY'; then
@@ -36,6 +41,18 @@ PY
 	ok "host.other_cpus: a number, and at least 0.5 beside a CPU hog"
 else
 	check_failed "host.other_cpus missing, or below 0.5 beside a CPU hog (above)"
+fi
+if python3 - "$TMP/runs.out" "$(nproc)" <<'PY'; then
+import json, sys
+cpus = int(sys.argv[2])
+v = {r["tags"]["case"]: float(r["tags"].get("host.other_cpus", "nan"))
+     for r in json.load(open(sys.argv[1]))["runs"]}
+print(f"host.other_cpus with {cpus} CPUs: {v}")
+sys.exit(0 if all(not x > cpus for x in v.values()) else 1)
+PY
+	ok "host.other_cpus never above the machine's CPU count (short commands included)"
+else
+	check_failed "host.other_cpus above the CPU count (above)"
 fi
 
 # --- 2. the rule ---

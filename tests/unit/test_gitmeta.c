@@ -685,15 +685,35 @@ static void test_proc_stat(void **state)
 static void test_busy_others(void **state)
 {
 	(void)state;
-	/* Others' time is the machine's busy time less ciprof's and its children's. */
-	struct host_busy a = {.machine = 100, .self = 1, .children = 10, .ok = 1};
-	struct host_busy b = {.machine = 112, .self = 1.5, .children = 18, .ok = 1};
-	assert_float_equal(host_busy_others(&a, &b), 3.5, 1e-9);
-	/* /proc/stat's ticks are coarser than getrusage's: never below 0. */
+	/* Others' time is the machine's busy time less ciprof's and its children's, over the
+	 * wall time. */
+	struct host_busy a = {.machine = 100, .self = 1, .children = 10, .wall = 50, .ok = 1};
+	struct host_busy b = {.machine = 112,
+	                      .self = 1.5,
+	                      .children = 18,
+	                      .wall = 57,
+	                      .tick = 0.01,
+	                      .cpus = 4,
+	                      .ok = 1};
+	assert_float_equal(host_busy_cpus(&a, &b), 0.5, 1e-9);
+	/* /proc/stat's ticks are coarser than getrusage's: never below 0 ... */
 	b.machine = 105;
-	assert_float_equal(host_busy_others(&a, &b), 0, 1e-9);
+	assert_float_equal(host_busy_cpus(&a, &b), 0, 1e-9);
+	/* ... nor above the machine's CPUs */
+	b.machine = 200;
+	assert_float_equal(host_busy_cpus(&a, &b), 4, 1e-9);
+	/* a command shorter than 20 ticks: one tick over 2 ms would read as 5 CPUs */
+	b.machine = 100.01;
+	b.self = 1;
+	b.children = 10;
+	b.wall = 50.002;
+	assert_true(host_busy_cpus(&a, &b) < 0);
+	b.wall = 50.19;
+	assert_true(host_busy_cpus(&a, &b) < 0);
+	b.wall = 50.2;
+	assert_float_equal(host_busy_cpus(&a, &b), 0.05, 1e-9);
 	b.ok = 0;
-	assert_true(host_busy_others(&a, &b) < 0);
+	assert_true(host_busy_cpus(&a, &b) < 0);
 	/* A stand-in /proc/stat (the test hook): its ticks at the system's clock rate. */
 	char path[] = "/tmp/cp-stat-XXXXXX";
 	int fd = mkstemp(path);
@@ -706,6 +726,8 @@ static void test_busy_others(void **state)
 	assert_true(a.ok);
 	assert_float_equal(a.machine, 400.0 / (double)sysconf(_SC_CLK_TCK), 1e-9);
 	assert_true(a.self > 0);
+	assert_true(a.wall > 0 && a.cpus >= 1);
+	assert_float_equal(a.tick, 1.0 / (double)sysconf(_SC_CLK_TCK), 1e-12);
 	setenv("CIPROF_TEST_PROC_STAT", "/nonexistent/stat", 1);
 	host_busy_mark(&a);
 	assert_false(a.ok);
