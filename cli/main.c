@@ -1,6 +1,7 @@
 /* ciprof's entry point: one table of commands, each in its own cmd_<name>.c. */
 #include "cli/cli.h"
 #include "common/log.h"
+#include "common/nearest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,29 @@ static void print_main_usage(FILE *out)
 	      out);
 }
 
+/* The command nearest to a mistyped one ("reprot": report), or NULL. */
+static const char *nearest_command(const char *typo)
+{
+	const char *best = NULL;
+	size_t bestd = 3, d;
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		if (nearest_is_near(typo, c->name, &d) && d < bestd) {
+			best = c->name;
+			bestd = d;
+		}
+	return best;
+}
+
+/* "unknown command" for help and for main, with a suggestion when one is near. */
+static int unknown_command(const char *cmd, const char *name, const char *see)
+{
+	const char *near = nearest_command(name);
+	if (near)
+		return cli_usage_error(cmd, "'%s' is not a ciprof command; did you mean %s?", name,
+		                       near);
+	return cli_usage_error(cmd, "'%s' is not a ciprof command; %s", name, see);
+}
+
 int cmd_help(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
@@ -147,7 +171,7 @@ int cmd_help(int argc, char **argv)
 			return c->fn(2, args);
 		}
 	}
-	return cli_usage_error("help", "unknown command '%s'; 'ciprof help' lists them", argv[1]);
+	return unknown_command("help", argv[1], "'ciprof help' lists them");
 }
 
 int main(int argc, char **argv)
@@ -176,5 +200,5 @@ int main(int argc, char **argv)
 	for (const struct cli_command *c = cli_commands; c->name; c++)
 		if (!strcmp(c->name, argv[i]))
 			return c->fn(argc - i, argv + i);
-	return cli_usage_error(NULL, "'%s' is not a ciprof command; see 'ciprof --help'", argv[i]);
+	return unknown_command(NULL, argv[i], "see 'ciprof --help'");
 }

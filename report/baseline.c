@@ -1,5 +1,6 @@
 #include "report/baseline.h"
 #include "common/error.h"
+#include "common/nearest.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
@@ -44,33 +45,6 @@ static void set_str(char **field, char *owned)
 	*field = owned;
 }
 
-/* The edit distance of a and b (insertions, deletions, substitutions, and swaps of two
- * neighbours), or more than limit when it would be. */
-static size_t edit_distance(const char *a, const char *b, size_t limit)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > lb + limit || lb > la + limit || la > 64 || lb > 64)
-		return limit + 1;
-	size_t d[65][65];
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < best)
-				best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	return d[la][lb];
-}
-
 /* The branch of names (", "-separated) nearest to ref, within two edits and fewer than ref's
  * length: a typo's likely meaning (owned), or NULL. */
 static char *nearest_branch(const char *names, const char *ref)
@@ -81,8 +55,8 @@ static char *nearest_branch(const char *names, const char *ref)
 		const char *end = strstr(p, ", ");
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		char *name = xstrndup(p, len);
-		size_t dist = edit_distance(ref, name, 2);
-		if (dist < bestd && dist < strlen(ref)) {
+		size_t dist;
+		if (nearest_is_near(ref, name, &dist) && dist < bestd) {
 			free(best);
 			best = name;
 			bestd = dist;
