@@ -36,9 +36,14 @@ int cmd_exec_test(int argc, char **argv)
 	        exec_test_options, exec_test_opt, NULL, &first);
 	if (r)
 		return r > 0 ? cli_finish_stdout() : EXIT_USAGE;
-	if (first >= argc)
+	/* `ciprof exec-test $(EMPTY) -- ./cmd`: the option parser took `--` as its terminator,
+	 * and CMD's first word would pass for NAME. `-- NAME -- CMD` (a NAME starting with '-')
+	 * stays possible. */
+	int no_name = first >= argc || (!strcmp(argv[first - 1], "--") &&
+	                                (first + 1 >= argc || strcmp(argv[first + 1], "--")));
+	if (no_name)
 		return cli_usage_error("exec-test",
-		                       "no test name; usage: ciprof exec-test NAME -- CMD");
+		                       "no test name given; usage: ciprof exec-test NAME -- CMD");
 	const char *name = argv[first++];
 	if (first < argc && !strcmp(argv[first], "--"))
 		first++;

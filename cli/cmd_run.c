@@ -194,10 +194,11 @@ static void print_summary(const struct profile *p)
 		return;
 	uint64_t total = profile_total(p, NULL);
 	fprintf(stderr,
-	        "ciprof: %llu samples at %d Hz (%llu lost), %llu processes, %llu threads, "
+	        "ciprof: %llu samples at %d Hz (%llu lost), %llu process%s, %llu thread%s, "
 	        "%.2f CPU-s (%.2f of them unsampled) in %.2f s\n",
 	        (unsigned long long)st->samples, st->hz, (unsigned long long)st->lost,
-	        (unsigned long long)st->processes, (unsigned long long)st->threads, st->cpu_seconds,
+	        (unsigned long long)st->processes, st->processes == 1 ? "" : "es",
+	        (unsigned long long)st->threads, st->threads == 1 ? "" : "s", st->cpu_seconds,
 	        st->unsampled_seconds, st->wall_seconds);
 	if (st->lost && st->samples)
 		log_warn("%.1f%% of samples were lost: raise --ring-pages or lower --hz",

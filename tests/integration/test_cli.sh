@@ -26,6 +26,23 @@ usage_error unknown_global --no-such-global-option
 usage_error format_bad run -o "$TMP/x" --format svg -- true
 usage_error nothing
 expect_grep "--hz 0 message" "$TMP/hz0.err" "--hz"
+# A mistyped command is answered with the nearest one, as a mistyped --base is.
+usage_error typo_cmd reprot
+expect_grep "a mistyped command" "$TMP/typo_cmd.err" "did you mean report?"
+usage_error typo_help help rnus
+expect_grep "help of a mistyped command" "$TMP/typo_help.err" "did you mean runs?"
+if grep -q "did you mean" "$TMP/unknown_cmd.err"; then
+	check_failed "no-such-command: a suggestion for a name near no command"
+fi
+# An empty NAME (`ciprof exec-test $(EMPTY) -- CMD`) leaves `--` first: CMD's first word must
+# not become the name. CMD touches a file, so running it shows.
+usage_error exec_test_no_name exec-test -- touch "$TMP/exec_test_ran"
+expect_grep "exec-test with no name" "$TMP/exec_test_no_name.err" "no test name given"
+[ ! -e "$TMP/exec_test_ran" ] || check_failed "exec-test -- CMD ran CMD without a test name"
+usage_error exec_test_empty exec-test "" -- true
+expect_grep "exec-test with an empty name" "$TMP/exec_test_empty.err" "must not be empty"
+run_capture exec_test_dash "$CIPROF" exec-test -- -odd -- true
+expect_rc "exec-test -- -odd -- true (a name starting with -)" 0 exec_test_dash
 
 # A usage error must not run the command.
 run_capture no_side_effect "$CIPROF" run --hz 0 -- touch "$TMP/ran"
@@ -88,6 +105,11 @@ expect_rc "ciprof -q gc" 0 q_gc
 run_capture gc_loud "$CIPROF" gc --db "$TMP/gc.db" --keep-runs 1
 expect_grep "gc without -q says what it did" "$TMP/gc_loud.err" "gc: deleted"
 ok "-q and -v"
+
+# The summary counts in the singular for one.
+run_capture one_proc "$CIPROF" run --no-store -- true
+expect_rc "run -- true" 0 one_proc
+expect_grep "one process, in the singular" "$TMP/one_proc.err" "1 process, 1 thread,"
 
 # A profile written to a full standard output is an error, not a silent loss.
 RC=0

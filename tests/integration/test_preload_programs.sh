@@ -60,7 +60,7 @@ expect_grep "the user is told" "$TMP/own.err" "sampling stopped in this process"
 prof threads "$PROBE" threads 12 0.15
 expect_rc "12 threads" 0 threads
 expect_samples threads probe_thread_burn 1200 # 12 x 0.15 s = 1.8 CPU-s
-expect_grep "threads counted" "$TMP/threads.err" "1 processes, 13 threads"
+expect_grep "threads counted" "$TMP/threads.err" "1 process, 13 threads"
 
 # --- the environment cleared before exec: LD_PRELOAD is put back -----------------------------
 prof clearenv "$PROBE" clearenv-exec "$PROBE" burn 0.3
