@@ -1,5 +1,6 @@
 /* ciprof run: profile a command's whole process tree, print a summary, write the profile. */
 #include "cli/cli.h"
+#include "cli/store_open.h"
 #include "config/config.h"
 #include "common/error.h"
 #include "common/escape.h"
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum {
 	OPT_NO_STORE = 256,
@@ -330,21 +332,48 @@ static int collect_meta(struct run_meta *m, char **argv, const char *base)
 	return 0;
 }
 
-/* Stores the run; 0, or -1 after printing why. */
-static int store_run(struct run_args *a, const struct profile *p)
+static int write_output(const struct profile *p, const char *path);
+
+/* Stores the run in db; 0, or -1 after printing why. A profile that could not be stored is
+ * written beside the database (else in $TMPDIR), so the suite's time is not lost with it. */
+static int store_run(struct run_args *a, const struct profile *p, const char *db)
 {
-	char *path = a->db ? xstrdup(a->db) : store_default_path();
 	struct store *s = NULL;
-	int r = store_open(&s, path, STORE_CREATE);
+	int r = store_open(&s, db, STORE_CREATE);
 	if (r == 0) {
 		r = store_add_run(s, &a->meta, p);
 	}
-	if (r == 0)
-		log_info("stored run %lld in %s", (long long)a->meta.id, path);
-	else
-		fprintf(stderr, "ciprof: error: the run was not stored: %s\n", cp_last_error());
 	store_close(s);
-	free(path);
+	if (r == 0) {
+		log_info("stored run %lld in %s", (long long)a->meta.id, db);
+		return 0;
+	}
+	fprintf(stderr, "ciprof: error: the run was not stored: %s\n", cp_last_error());
+	if (a->output && strcmp(a->output, "-")) {
+		fprintf(stderr, "ciprof: the profile is in %s (--output)\n", a->output);
+		return r;
+	}
+	const char *tmp = getenv("TMPDIR");
+	char *spots[2] = {
+	        xasprintf("%s.run-%lld-%ld.folded", db, (long long)a->meta.created_at,
+	                  (long)getpid()),
+	        xasprintf("%s/ciprof-run-%lld-%ld.folded", tmp && *tmp ? tmp : "/tmp",
+	                  (long long)a->meta.created_at, (long)getpid()),
+	};
+	const char *saved = NULL;
+	for (int i = 0; i < 2 && !saved; i++)
+		if (write_output(p, spots[i]) == 0)
+			saved = spots[i];
+	if (saved)
+		fprintf(stderr,
+		        "ciprof: the profile was written to %s instead; 'ciprof import' stores it "
+		        "once the database is fixed\n",
+		        saved);
+	else
+		fprintf(stderr, "ciprof: error: the profile could not be saved either: %s\n",
+		        cp_last_error());
+	free(spots[0]);
+	free(spots[1]);
 	return r;
 }
 
@@ -380,6 +409,7 @@ int cmd_run(int argc, char **argv)
 	run_meta_init(&a.meta);
 	int first, status;
 	struct profile *p = NULL;
+	char *db = NULL; /* where the run is stored (owned); NULL with --no-store */
 	int r = cli_parse(argc, argv, "run", run_usage, run_description, run_options, run_opt, &a,
 	                  &first);
 	if (r) {
@@ -424,6 +454,16 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
+	/* A database that cannot take the run is found now, not after a 30-minute suite. */
+	if (!a.no_store) {
+		db = a.db ? xstrdup(a.db) : store_default_path();
+		if (cli_store_check(db) < 0) {
+			log_errmsg("%s; CMD was not run", cp_last_error());
+			status = EXIT_RUNTIME;
+			goto out;
+		}
+	}
+
 	r = runner_run(&p, &a.ropts);
 	if (r == RUNNER_ERR_EXEC) {
 		/* The command never ran: say why, exit 127 or 126 as a shell would, store
@@ -457,10 +497,11 @@ int cmd_run(int argc, char **argv)
 		run_meta_set_tag(&a.meta, RUN_TAG_OTHER_CPUS, v);
 		log_verbose("other processes kept %s CPUs busy meanwhile", v);
 	}
-	if (!a.no_store && store_run(&a, p) < 0 && !status)
+	if (!a.no_store && store_run(&a, p, db) < 0 && !status)
 		status = EXIT_RUNTIME;
 	fflush(stdout);
 out:
+	free(db);
 	profile_free(p);
 	run_meta_release(&a.meta);
 	attrib_rules_release(&rules);

@@ -5,10 +5,12 @@
 #include "common/error.h"
 #include "common/xalloc.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int cli_runtime_error(void)
 {
@@ -22,6 +24,30 @@ int cli_store_open(struct store **out, const char *db_opt, int flags)
 	int r = store_open(out, path, flags);
 	free(path);
 	return r < 0 ? cli_runtime_error() : 0;
+}
+
+int cli_store_check(const char *path)
+{
+	struct store *s = NULL;
+	if (store_open(&s, path, STORE_CREATE) < 0)
+		return -1;
+	store_close(s);
+	/* A writer makes the -wal and -shm files beside the database. */
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	int r = 0;
+	if (access(dir, W_OK) < 0)
+		r = cp_error_errno(
+		        "the database's folder %s is not writable%s; pass a writable --db", dir,
+		        errno == EROFS ? " (a read-only mount)" : "");
+	free(dir);
+	return r;
 }
 
 int cli_parse_run(const char *cmd, const char *arg, int64_t *out)

@@ -10,6 +10,10 @@
 /* Opens db_opt, or store_default_path() when NULL, with store flags. Returns 0, or prints
  * "ciprof: error: ..." and returns EXIT_RUNTIME. *out is owned (store_close). */
 int cli_store_open(struct store **out, const char *db_opt, int flags);
+/* Whether a run could be stored at path, asked before a long command runs: the database opens
+ * for writing (created, or upgraded, when needed; a foreign, corrupt or newer file is refused)
+ * and its folder is writable. 0, or -1 with cp_error set; nothing is printed. */
+int cli_store_check(const char *path);
 /* Prints "ciprof: error: <cp_last_error()>" and returns EXIT_RUNTIME. */
 int cli_runtime_error(void);
 /* Parses a run argument: a run id, or "latest" (the newest run). 0, or -1 (usage error

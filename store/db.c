@@ -45,6 +45,22 @@ static const char *const stmt_sql[Q_NSTMTS] = {
         [Q_GENERATION] = "SELECT value FROM meta WHERE key = 'generation'",
 };
 
+/* Whether path's folder (or its medium) is read-only for this process. */
+static int read_only_place(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	int ro = access(dir, W_OK) < 0 && (errno == EACCES || errno == EROFS || errno == EPERM);
+	free(dir);
+	return ro;
+}
+
 int store_sqlerr(struct store *s, const char *what)
 {
 	int code = sqlite3_extended_errcode(s->db);
@@ -67,10 +83,24 @@ int store_sqlerr(struct store *s, const char *what)
 	case SQLITE_FULL:
 		return cp_error("database %s: disk full (%s); free some space or run 'ciprof gc'",
 		                s->path, what);
+	case SQLITE_IOERR:
+		/* A full disk often shows as an I/O error: SQLite could not grow a file. */
+		return cp_error("database %s: %s (%s); the disk may be full (check 'df %s') or "
+		                "failing",
+		                s->path, msg, what, s->path);
 	case SQLITE_READONLY:
-		return cp_error("database %s is read-only (%s); check the file's permissions",
-		                s->path, what);
+		return cp_error("database %s is read-only (%s): %s; pass a writable --db", s->path,
+		                what,
+		                read_only_place(s->path)
+		                        ? "its folder is on a read-only mount or not writable"
+		                        : "check the file's permissions");
 	case SQLITE_CANTOPEN:
+		if (read_only_place(s->path))
+			return cp_error(
+			        "cannot open database %s (%s: %s): its folder is read-only "
+			        "(a read-only mount, or no write permission); pass a writable "
+			        "--db",
+			        s->path, what, msg);
 		return cp_error("cannot open database %s (%s: %s); check the path and permissions",
 		                s->path, what, msg);
 	default:
@@ -420,22 +450,6 @@ static int read_version(struct store *s, int64_t *out)
 	                       "SELECT (SELECT user_version FROM pragma_user_version) * "
 	                       "4294967296 + (SELECT count(*) FROM sqlite_schema)",
 	                       out, "reading the schema version");
-}
-
-/* Whether path's folder (or its medium) is read-only for this process. */
-static int read_only_place(const char *path)
-{
-	char *dir = xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	int ro = access(dir, W_OK) < 0 && (errno == EACCES || errno == EROFS || errno == EPERM);
-	free(dir);
-	return ro;
 }
 
 /* A writer first checks the file (PRAGMA quick_check: page structure, not contents), so a

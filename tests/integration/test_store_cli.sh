@@ -256,6 +256,27 @@ PY
 		cmp -s "$db" "$orig" || check_failed "run wrote into the corrupt $(basename "$db")"
 	done
 	ok "run refuses a corrupt database and leaves it as it was"
+
+	# The store is checked before CMD runs: a file that is no database at the database's
+	# path costs no suite. CMD touches a file, so running it shows.
+	head -c 8192 /dev/urandom >"$TMP/notadb.db"
+	run_capture notadb "$CIPROF" run --db "$TMP/notadb.db" -- touch "$TMP/notadb_ran"
+	expect_rc "run into a file that is no database" 3 notadb
+	expect_grep "run into a file that is no database" "$TMP/notadb.err" "CMD was not run"
+	[ ! -e "$TMP/notadb_ran" ] || check_failed "run into a non-database ran CMD first"
+	# A database that fails only after CMD ran (CMD replaces it here): the profile is
+	# written beside it, and the message says where.
+	run_capture late "$CIPROF" run --db "$TMP/late.db" -- sh -c \
+		'head -c 8192 /dev/urandom >"$1"; rm -f "$1-wal" "$1-shm"' sh "$TMP/late.db"
+	expect_rc "run whose database breaks during CMD" 3 late
+	expect_grep "the run was not stored" "$TMP/late.err" "the run was not stored"
+	saved=$(ls "$TMP"/late.db.run-*.folded 2>/dev/null | head -n1)
+	if [ -n "$saved" ] && grep -qF "written to $saved" "$TMP/late.err" && grep -q '^sh' "$saved"; then
+		ok "a profile that could not be stored is written beside the database: $saved"
+	else
+		check_failed "no folded profile beside the database, or not named; stderr was:"
+		sed 's/^/    /' "$TMP/late.err" >&2
+	fi
 else
 	echo "note [$TEST_NAME]: 'ciprof run' cannot sample here (rc $RC); real runs skipped"
 fi
