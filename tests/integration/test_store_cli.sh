@@ -277,6 +277,29 @@ PY
 		check_failed "no folded profile beside the database, or not named; stderr was:"
 		sed 's/^/    /' "$TMP/late.err" >&2
 	fi
+	# Where a small file system can be mounted (root, outside a restricted container): a
+	# read-only mount is refused before CMD and says so; a disk that fills up during CMD
+	# says the disk may be full, and the profile lands in $TMPDIR instead.
+	mkdir -p "$TMP/mnt" "$TMP/spill"
+	if mount -t tmpfs -o size=2m tmpfs "$TMP/mnt" 2>/dev/null; then
+		"$CIPROF" -q run --db "$TMP/mnt/m.db" -- true || check_failed "run into the tmpfs"
+		mount -o remount,ro "$TMP/mnt"
+		run_capture romount "$CIPROF" run --db "$TMP/mnt/m.db" -- touch "$TMP/romount_ran"
+		expect_rc "run into a read-only mount" 3 romount
+		expect_grep "run into a read-only mount" "$TMP/romount.err" "read-only"
+		[ ! -e "$TMP/romount_ran" ] || check_failed "run into a read-only mount ran CMD"
+		mount -o remount,rw "$TMP/mnt"
+		run_capture full env TMPDIR="$TMP/spill" "$CIPROF" run --db "$TMP/mnt/m.db" -- \
+			sh -c 'cat /dev/zero >"$1/fill" 2>/dev/null; exit 0' sh "$TMP/mnt"
+		expect_rc "run whose disk fills up during CMD" 3 full
+		expect_grep "run whose disk fills up during CMD" "$TMP/full.err" "full"
+		ls "$TMP"/spill/ciprof-run-*.folded >/dev/null 2>&1 &&
+			expect_grep "the spilled profile is named" "$TMP/full.err" "$TMP/spill/ciprof-run-" ||
+			check_failed "no profile in \$TMPDIR after a full disk: $(cat "$TMP/full.err")"
+		umount "$TMP/mnt"
+	else
+		echo "note [$TEST_NAME]: cannot mount a tmpfs here; read-only and full disks skipped"
+	fi
 else
 	echo "note [$TEST_NAME]: 'ciprof run' cannot sample here (rc $RC); real runs skipped"
 fi
