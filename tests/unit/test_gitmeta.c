@@ -498,6 +498,9 @@ static void test_broken_repo_is_an_error(void **state)
  * "config value 'safe.directory' was not found"); the database's place is still found. */
 static void test_other_users_repo(void **state)
 {
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* chown to another uid needs root */
 	char *dir = new_repo("owned", "main");
 	char *home = xasprintf("%s/owned_home", root);
 	char *sub = xasprintf("%s/sub", dir);
@@ -505,9 +508,6 @@ static void test_other_users_repo(void **state)
 	char *saved = old_home ? xstrdup(old_home) : NULL;
 	struct run_meta m;
 
-	(void)state;
-	if (geteuid() != 0)
-		skip(); /* chown to another uid needs root */
 	repo_commit(dir, "a.txt", "one", "first", 1700000000);
 	sh("mkdir -p %s %s && chown -R 12345 %s", sub, home, dir);
 	setenv("HOME", home, 1);
