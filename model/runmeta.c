@@ -65,3 +65,15 @@ void run_meta_set_tag(struct run_meta *m, const char *key, const char *value)
 	m->tags[m->ntags].value = xstrdup(value);
 	m->ntags++;
 }
+
+int run_meta_command_imported(const char *command)
+{
+	const char *sp = strchr(command, ' ');
+	if (!sp)
+		return 0;
+	const char *base = sp;
+	while (base > command && base[-1] != '/')
+		base--;
+	return (size_t)(sp - base) == 6 && !strncmp(base, "ciprof", 6) &&
+	       !strncmp(sp, " import", 7) && (sp[7] == ' ' || !sp[7]);
+}

@@ -56,6 +56,10 @@ void run_meta_set_tag(struct run_meta *m, const char *key, const char *value);
 const char *run_meta_tag(const struct run_meta *m, const char *key);
 /* Its RUN_TAG_OTHER_CPUS as a number, or NAN when the run has none (or not a number >= 0). */
 double run_meta_other_cpus(const struct run_meta *m);
+/* Whether command is one 'ciprof import' stores (the import's own command line): the
+ * imported suite's command is unknown, so report never leaves such a run out for another
+ * command, and gc folds imported runs together whatever their file names. */
+int run_meta_command_imported(const char *command);
 /* Replaces *field (one of the char * members) with a copy of value (NULL means ""). */
 void run_meta_set(char **field, const char *value);
 

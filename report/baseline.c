@@ -139,20 +139,6 @@ static void picks_add(struct picks *p, size_t i)
 	p->i[p->n++] = i;
 }
 
-/* Whether a run was made by 'ciprof import' (its command is the import's own): its suite's
- * command is unknown, so it is never left out for another command. */
-static int imported(const char *command)
-{
-	const char *sp = strchr(command, ' ');
-	if (!sp)
-		return 0;
-	const char *base = sp;
-	while (base > command && base[-1] != '/')
-		base--;
-	return (size_t)(sp - base) == 6 && !strncmp(base, "ciprof", 6) &&
-	       !strncmp(sp, " import", 7) && (sp[7] == ' ' || !sp[7]);
-}
-
 /* Branch runs walked per query, newest first. */
 #define WALK_PAGE 64
 
@@ -199,7 +185,8 @@ static int branch_ancestors(struct store *s, const char *branch, const struct ru
 			}
 			/* Nor is a run of another command (another suite, or the same one with
 			 * other options), when command is given. */
-			if (ok && command && !imported(r->command) && strcmp(r->command, command)) {
+			if (ok && command && !run_meta_command_imported(r->command) &&
+			    strcmp(r->command, command)) {
 				ok = 0;
 				(*other)++;
 			}
@@ -307,7 +294,9 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 		 * changed with the head), its runs of any command, and the report says so. */
 		if (branch_ancestors(s, ref, head, mb, mb_newest, ancestry, ctx,
 		                     max_runs + REPORT_HISTORY_RUNS, &rs, &hist, &walk_lo, &walk_hi,
-		                     &out->failed, imported(head->command) ? NULL : head->command,
+		                     &out->failed,
+		                     run_meta_command_imported(head->command) ? NULL
+		                                                              : head->command,
 		                     &out->other_command) < 0)
 			goto fail;
 		if (!hist.n && out->other_command) {

@@ -9,6 +9,7 @@
 #include "store/db.h"
 #include "store/migrate.h"
 #include "store/segtree.h"
+#include "model/runmeta.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 
@@ -37,8 +38,17 @@ static int exec_bind(struct store *s, const char *sql, int64_t a, int64_t b, int
 	return 0;
 }
 
-/* A group of runs of one branch and commit that gc folds into one aggregate: its surviving run
- * id, how many runs it holds, the weighted sum of its runs' entries as pass 1 meets them, then
+/* SQL ciprof_imported(command): run_meta_command_imported, so that gc groups imported runs
+ * the way report uses them (one fact, in model/runmeta.c). */
+static void sql_imported(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	const unsigned char *c = sqlite3_value_text(argv[0]);
+	sqlite3_result_int(ctx, c && run_meta_command_imported((const char *)c));
+}
+
+/* A group of runs of one branch, commit and command that gc folds into one aggregate: its surviving
+ * run id, how many runs it holds, the weighted sum of its runs' entries as pass 1 meets them, then
  * their mean (what pass 2 stores). */
 struct fold_group {
 	int64_t survivor;
@@ -398,17 +408,27 @@ int store_gc(struct store *s, const struct store_gc_opts *o, struct store_gc_res
 	              cutoff, keep, &n) < 0)
 		goto fail;
 	if (n && o->fold) {
-		/* Groups of two or more selected runs of one branch and commit; the newest of
-		 * each stays as the aggregate, the rest go. An aggregate folded again weighs
-		 * the runs it holds. */
+		/* Groups of two or more selected runs that report would use together: of one
+		 * branch, commit and command (imported runs count as one command, as report
+		 * takes them with any), exit status 0. The newest of each stays as the
+		 * aggregate, the rest go. A failed run is no group's: it stays as it is. An
+		 * aggregate folded again weighs the runs it holds. */
 		int64_t folded, groups;
+		if (sqlite3_create_function_v2(s->db, "ciprof_imported", 1,
+		                               SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+		                               sql_imported, NULL, NULL, NULL) != SQLITE_OK) {
+			store_sqlerr(s, "collecting garbage");
+			goto fail;
+		}
 		if (store_exec(
 		            s,
 		            "INSERT INTO gc_fold(id, survivor, k)"
-		            " SELECT r.id, max(r.id) OVER (PARTITION BY r.branch_id, r.commit_id),"
+		            " SELECT r.id, max(r.id) OVER (PARTITION BY r.branch_id, r.commit_id,"
+		            " CASE WHEN ciprof_imported(r.command) THEN NULL ELSE r.command END),"
 		            " coalesce((SELECT max(1, CAST(t.value AS INTEGER)) FROM run_tags t"
 		            " WHERE t.run = r.id AND t.key = '" STORE_TAG_AGGREGATE "'), 1)"
-		            " FROM runs r WHERE r.id IN (SELECT id FROM gc_runs);"
+		            " FROM runs r WHERE r.id IN (SELECT id FROM gc_runs) AND r.exit_code = "
+		            "0;"
 		            "DELETE FROM gc_fold WHERE survivor IN (SELECT survivor FROM gc_fold"
 		            " GROUP BY survivor HAVING count(*) < 2);"
 		            "DELETE FROM gc_runs WHERE id NOT IN (SELECT id FROM gc_fold)"

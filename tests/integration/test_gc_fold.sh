@@ -89,4 +89,54 @@ run_capture nofold "$CIPROF" gc --db "$DB" --keep-runs 3 --no-fold
 expect_rc "gc --no-fold" 0 nofold
 expect_grep "--no-fold deletes" "$TMP/nofold.err" "deleted 11 runs, kept 3"
 ok "folding again, and --no-fold"
+# Only runs report would use together fold: one branch, commit and command, exit status 0.
+# Commit c1 has two good runs of 'make test', one of them interrupted (143), two good runs of
+# 'make bench' and two imports of different files (imports are one command, as in report);
+# commit c2 one more run. A fold of all of c1 would average the interrupted run in and call
+# the result exit 0 'make test'.
+DB2=$TMP/gc2.db
+C1=1111111111111111111111111111111111111111
+C2=2222222222222222222222222222222222222222
+n=0
+for count in 100 10 300 200 500 7 9; do
+	n=$((n + 1))
+	printf 'suite;main;work %d\n' "$count" >"$TMP/f$n.folded"
+	run_capture imp2 "$CIPROF" import --db "$DB2" --format folded --branch main --commit $C1 \
+		"$TMP/f$n.folded"
+	[ "$RC" -eq 0 ] || expect_rc "import c1 run $n" 0 imp2
+done
+run_capture imp2 "$CIPROF" import --db "$DB2" --format folded --branch main --commit $C2 "$TMP/f1.folded"
+[ "$RC" -eq 0 ] || expect_rc "import c2" 0 imp2
+python3 - "$DB2" <<'PY' || fail "cannot set the runs' commands"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for run, cmd, code in ((1, "make test", 0), (2, "make test", 143), (3, "make bench", 0),
+                       (4, "make test", 0), (5, "make bench", 0), (8, "make test", 0)):
+    db.execute("UPDATE runs SET command = ?, exit_code = ? WHERE id = ?", (cmd, code, run))
+db.commit()
+PY
+run_capture gcx "$CIPROF" gc --db "$DB2" --keep-runs 1
+expect_rc "gc of mixed runs" 0 gcx
+expect_grep "folds per command, good runs only" "$TMP/gcx.err" "folded 6 runs into 3 per-commit aggregates"
+expect_grep "keeps the interrupted run" "$TMP/gcx.err" "deleted 3 runs, kept 5"
+run_capture runs2 "$CIPROF" runs --db "$DB2" --format json
+expect_rc "runs after gc of mixed runs" 0 runs2
+python3 - "$TMP/runs2.out" <<'PY' || check_failed "runs after gc of mixed runs"
+import json, sys
+runs = {r["id"]: r for r in json.load(open(sys.argv[1]))["runs"]}
+assert sorted(runs) == [2, 4, 5, 7, 8], sorted(runs)
+assert runs[2]["exit_code"] == 143 and "gc.runs" not in runs[2]["tags"], runs[2]
+assert runs[4]["command"] == "make test" and runs[4]["tags"].get("gc.runs") == "2", runs[4]
+assert runs[5]["command"] == "make bench" and runs[5]["tags"].get("gc.runs") == "2", runs[5]
+assert runs[7]["tags"].get("gc.runs") == "2", runs[7]
+assert all(r["exit_code"] == 0 for i, r in runs.items() if i != 2)
+PY
+for want in "2 10" "4 150" "5 400" "7 8"; do
+	set -- $want
+	run_capture exp2 "$CIPROF" export --db "$DB2" --run "$1" --format folded
+	expect_rc "export run $1" 0 exp2
+	grep -q "main;work $2\$" "$TMP/exp2.out" ||
+		check_failed "run $1 after gc: want work $2, got: $(cat "$TMP/exp2.out")"
+done
+ok "gc folds runs of one command with exit status 0 only; the interrupted run stays as it was"
 finish
