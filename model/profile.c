@@ -158,6 +158,14 @@ static int sample_eq(const void *ctx, uint32_t pos, const void *key)
 	return p->samples[pos].test == k->test && p->samples[pos].node == k->node;
 }
 
+uint64_t profile_count(const struct profile *p, uint32_t test, uint32_t node)
+{
+	struct profile_sample k = {test, node, 0};
+	uint64_t h = hash_mix(((uint64_t)test << 32) ^ node ^ 0x5a5a5a5aULL);
+	int64_t found = hashidx_find(&p->sample_idx, h, sample_eq, p, &k);
+	return found >= 0 ? p->samples[found].count : 0;
+}
+
 void profile_add(struct profile *p, uint32_t test, uint32_t node, uint64_t count)
 {
 	struct profile_sample k = {test, node, 0};
@@ -475,6 +483,13 @@ int profile_parse_folded(struct profile *p, const char *text, size_t len, const 
 	size_t lineno = 0;
 	const char *end = text + len;
 	const char *line = text;
+	/* Counts add up per stack and over the profile: refuse a sum past uint64 rather than
+	 * store one that wrapped (the total bounds every stack's sum, so checking it once per
+	 * line suffices; the stack's own is looked up only to say which overflowed). */
+	uint64_t total = profile_total(p, NULL);
+	/* A UTF-8 byte order mark (Windows editors write one) is not part of the first frame. */
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
+		line += 3;
 	while (line < end) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
 		if (!eol)
@@ -534,6 +549,18 @@ int profile_parse_folded(struct profile *p, const char *text, size_t len, const 
 			first = 0;
 			f = fend + 1;
 		}
+		if (count > UINT64_MAX - total) {
+			if (count > UINT64_MAX - profile_count(p, 0, node))
+				return cp_error(
+				        "%s:%zu: this stack's sample counts add up to more than "
+				        "%" PRIu64 " (it repeats on earlier lines); refusing a "
+				        "sum that would wrap",
+				        name, lineno, UINT64_MAX);
+			return cp_error("%s:%zu: the file's sample counts add up to more than "
+			                "%" PRIu64 "; refusing a total that would wrap",
+			                name, lineno, UINT64_MAX);
+		}
+		total += count;
 		profile_add(p, 0, node, count);
 		line = eol + 1;
 	}

@@ -141,6 +141,8 @@ uint32_t profile_frame(struct profile *p, const struct profile_frame *f);
 uint32_t profile_node(struct profile *p, uint32_t parent, uint32_t frame);
 /* Adds count samples of stack node to test. */
 void profile_add(struct profile *p, uint32_t test, uint32_t node, uint64_t count);
+/* The count of (test, node) so far, 0 when it has none. */
+uint64_t profile_count(const struct profile *p, uint32_t test, uint32_t node);
 
 /* Records (or replaces) the outcome of test. */
 void profile_set_result(struct profile *p, uint32_t test, uint32_t status, double seconds);
@@ -195,8 +197,10 @@ int profile_write_folded(const struct profile *p, FILE *out, const char *test_fi
 
 /*
  * Parses folded text into p (added to what it holds, all under test id 0; the first frame of
- * each line becomes the process frame). name is used in errors: "NAME:LINE:COLUMN: what".
- * Returns 0, or -1 with cp_error set and p possibly partly filled.
+ * each line becomes the process frame). A UTF-8 byte order mark at the start is skipped. A
+ * stack's summed count, or the profile's total, past UINT64_MAX is an error at the line that
+ * makes it so. name is used in errors: "NAME:LINE:COLUMN: what". Returns 0, or -1 with cp_error set
+ * and p possibly partly filled.
  */
 int profile_parse_folded(struct profile *p, const char *text, size_t len, const char *name);
 

@@ -156,11 +156,32 @@ static void test_folded_errors(void **state)
 	expect_parse_error("a;b \n", "missing sample count");
 	expect_parse_error(" 5\n", "in.folded:1:1: empty stack");
 	expect_parse_error("a 99999999999999999999999\n", "too large");
+	/* sums past 2^64 - 1 are refused where they happen, not wrapped */
+	expect_parse_error("a;b 9223372036854775807\na;b 9223372036854775807\na;b 3\n",
+	                   "in.folded:3: this stack's sample counts add up to more than "
+	                   "18446744073709551615");
+	expect_parse_error("a;b 18446744073709551615\na;b 1\n", "in.folded:2: this stack's");
+	expect_parse_error("a;b 18446744073709551615\na;c 1\n",
+	                   "in.folded:2: the file's sample counts add up to more than");
 	/* blank lines and CRLF are fine */
 	struct profile *p = profile_new();
 	const char *ok = "\r\na;b 2\r\n\na 1";
 	assert_int_equal(profile_parse_folded(p, ok, strlen(ok), "crlf"), 0);
 	assert_int_equal(profile_total(p, NULL), 3);
+	profile_free(p);
+	/* the largest count there is, alone, is fine */
+	p = profile_new();
+	ok = "a;b 18446744073709551615\n";
+	assert_int_equal(profile_parse_folded(p, ok, strlen(ok), "max"), 0);
+	assert_true(profile_total(p, NULL) == UINT64_MAX);
+	profile_free(p);
+	/* a UTF-8 byte order mark is skipped, not part of the process's name */
+	p = profile_new();
+	ok = "\xef\xbb\xbfprog;f 2\nprog 1\n";
+	assert_int_equal(profile_parse_folded(p, ok, strlen(ok), "bom"), 0);
+	char *out = folded(p, NULL);
+	assert_string_equal(out, "prog 1\nprog;f 2\n");
+	free(out);
 	profile_free(p);
 }
 
