@@ -69,10 +69,24 @@ static int parse_frame(struct ps_state *st, const char *line, const char *s, con
 		return cp_error("%s:%zu:1: a call chain deeper than %d frames", st->name,
 		                st->lineno, PROFILE_MAX_DEPTH);
 	s = skip_ws(s, e);
-	/* The DSO is the last " (...)" group. */
+	/* The DSO is the last " (...)" group, its parentheses balanced: perf writes a file
+	 * deleted since it was mapped as "(/path (deleted))". Unbalanced, the last " (". */
 	const char *sym_end = e, *dso = NULL, *dso_end = NULL;
 	if (e > s && e[-1] == ')') {
+		size_t depth = 0;
 		for (const char *c = e - 1; c > s; c--) {
+			if (*c == ')') {
+				depth++;
+			} else if (*c == '(' && --depth == 0) {
+				if (c[-1] == ' ' || c[-1] == '\t') {
+					dso = c + 1;
+					dso_end = e - 1;
+					sym_end = c - 1;
+				}
+				break;
+			}
+		}
+		for (const char *c = e - 1; !dso && c > s; c--) {
 			if (*c == '(' && (c[-1] == ' ' || c[-1] == '\t')) {
 				dso = c + 1;
 				dso_end = e - 1;
@@ -106,6 +120,10 @@ static int parse_frame(struct ps_state *st, const char *line, const char *s, con
 	else
 		f.function = profile_intern(st->p, "[unknown]");
 	if (!f.unknown_dso) {
+		static const char deleted[] = " (deleted)";
+		size_t dl = sizeof(deleted) - 1;
+		if ((size_t)(dso_end - dso) > dl && !memcmp(dso_end - dl, deleted, dl))
+			dso_end -= dl; /* the module is the file's name */
 		const char *b = base_name(dso, dso_end);
 		f.module = profile_intern_name_len(st->p, b, (size_t)(dso_end - b));
 	}

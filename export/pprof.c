@@ -228,35 +228,50 @@ int pprof_write(const struct profile *p, const struct pprof_info *info, const ch
 	return r;
 }
 
-/* Inflates gzip (or zlib) data into out; NAME: byte N in errors. */
+/* Inflates gzip (or zlib) data into out; NAME: byte N (of the file) in errors. Every member of
+ * a multi-member gzip file (`cat a.gz b.gz`, valid gzip) is inflated, their bytes joined, as
+ * go tool pprof reads it; anything else after the end of the data is an error, as there. */
 static int gunzip(const uint8_t *data, size_t len, const char *name, struct strbuf *out)
 {
 	z_stream z = {0};
 	if (inflateInit2(&z, 15 + 32) != Z_OK)
 		return cp_error("%s: cannot start gzip decompression", name);
 	z.next_in = (Bytef *)data;
-	z.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
 	uint8_t chunk[65536];
 	int r = 0;
 	for (;;) {
+		size_t off = (size_t)(z.next_in - data);
+		if (z.avail_in == 0 && off < len) /* more than one uInt of input */
+			z.avail_in = len - off > UINT_MAX ? UINT_MAX : (uInt)(len - off);
 		z.next_out = chunk;
 		z.avail_out = sizeof(chunk);
 		int zr = inflate(&z, Z_NO_FLUSH);
+		off = (size_t)(z.next_in - data);
 		if (strbuf_add(out, chunk, sizeof(chunk) - z.avail_out) < 0) {
 			r = cp_error("%s: uncompressed profile larger than %zu MiB", name,
 			             PPROF_MAX_BYTES >> 20);
 			break;
 		}
-		if (zr == Z_STREAM_END)
+		if (zr == Z_STREAM_END) {
+			if (off == len)
+				break;
+			if (len - off >= 2 && data[off] == 0x1f && data[off + 1] == 0x8b) {
+				inflateReset(&z); /* the next gzip member */
+				continue;
+			}
+			r = cp_error("%s: byte %zu: %zu bytes after the end of the gzip data that "
+			             "are not another gzip member (trailing garbage?)",
+			             name, off, len - off);
 			break;
+		}
 		if (zr != Z_OK) {
-			r = cp_error("%s: byte %lu: corrupt gzip data (%s)", name, z.total_in,
+			r = cp_error("%s: byte %zu: corrupt gzip data (%s)", name, off,
 			             z.msg ? z.msg : "inflate failed");
 			break;
 		}
-		if (z.avail_in == 0 && z.avail_out != 0) {
-			r = cp_error("%s: byte %lu: gzip data ends early (truncated file?)", name,
-			             z.total_in);
+		if (z.avail_in == 0 && off == len && z.avail_out != 0) {
+			r = cp_error("%s: byte %zu: gzip data ends early (truncated file?)", name,
+			             off);
 			break;
 		}
 	}
@@ -367,6 +382,7 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 	struct strbuf raw;
 	strbuf_init(&raw, PPROF_MAX_BYTES);
 	const uint8_t *bytes = data;
+	size_t file_len = len;
 	int r = -1;
 	pb_profile *pr = NULL;
 	uint64_t *ids[3] = {NULL, NULL, NULL};
@@ -386,8 +402,14 @@ int pprof_read(struct profile *p, const void *data, size_t len, const char *name
 	}
 	pr = perftools__profiles__profile__unpack(NULL, len, bytes);
 	if (!pr) {
-		cp_error("%s: not a pprof profile (protobuf decoding failed in its %zu bytes)",
-		         name, len);
+		if (bytes == data)
+			cp_error("%s: not a pprof profile (protobuf decoding failed in its %zu "
+			         "bytes)",
+			         name, len);
+		else
+			cp_error("%s: not a pprof profile (protobuf decoding failed in the %zu "
+			         "bytes that the file's %zu gunzip to)",
+			         name, len, file_len);
 		goto out;
 	}
 	if (pprof_check(pr, name) < 0)

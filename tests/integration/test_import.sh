@@ -236,4 +236,54 @@ run_capture d3 "$CIPROF" import --db "$DB" --format pprof "$TMP/toodeep.pb"
 	check_failed "too deep pprof: rc $RC, $(head -c 300 "$TMP/d3.err")"
 [ "$(count_runs)" = "$BEFORE" ] || check_failed "a refused deep stack stored a run"
 ok "stacks deeper than a million frames: refused with file and position in all three formats"
+# 7. Edge cases of real files. perf script names a file deleted since it was mapped
+# "(/path (deleted))": the module is the file's name, the offset goes as for other frames.
+printf '%s\n' 'prog 123 [000] 1.000: 1001001 cpu-clock:' \
+	$'\t4005d6 foo+0x10 (/tmp/t (deleted))' $'\t4005d7 main+0x10 (/tmp/t (deleted))' '' \
+	>"$TMP/del.perf"
+run_capture x1 "$CIPROF" import --db "$TMP/del.db" --format perf-script "$TMP/del.perf"
+[ "$RC" = 0 ] || fail "import of del.perf exited $RC: $(cat "$TMP/x1.err")"
+"$CIPROF" show --db "$TMP/del.db" --format folded >"$TMP/del.out"
+[ "$(cat "$TMP/del.out")" = "prog;main;foo 1" ] || check_failed "deleted DSO: $(cat "$TMP/del.out")"
+"$CIPROF" show --db "$TMP/del.db" --top 0 --format json | python3 -c '
+import json, sys
+f = {x["name"]: x["module"] for x in json.load(sys.stdin)["functions"]}
+assert f == {"foo": "t", "main": "t"}, f' || check_failed "deleted DSO: modules"
+ok "perf script: a deleted DSO's frames are foo and main in module t"
+
+# A gzip file of two members (cat a.gz b.gz) is one profile, as go tool pprof reads it; bytes
+# after the gzip data that are no member are refused with their offset.
+zcat "$TMP/src.pb.gz" >"$TMP/src.pb" || fail "zcat"
+{ head -c 40 "$TMP/src.pb" | gzip; tail -c +41 "$TMP/src.pb" | gzip; } >"$TMP/two.pb.gz"
+run_capture x2 "$CIPROF" import --db "$TMP/two.db" --format pprof "$TMP/two.pb.gz"
+[ "$RC" = 0 ] || check_failed "two-member gzip: rc $RC, $(cat "$TMP/x2.err")"
+"$CIPROF" show --db "$TMP/two.db" --format folded >"$TMP/two.out" 2>/dev/null
+cmp -s "$TMP/src.folded" "$TMP/two.out" || check_failed "two-member gzip: stacks differ"
+size=$(stat -c %s "$TMP/src.pb.gz")
+{ cat "$TMP/src.pb.gz"; echo garbage; } >"$TMP/trail.pb.gz"
+run_capture x3 "$CIPROF" import --db "$TMP/two.db" --format pprof "$TMP/trail.pb.gz"
+[ "$RC" = 3 ] && grep -q "trail.pb.gz: byte $size: 8 bytes after the end of the gzip data" "$TMP/x3.err" ||
+	check_failed "trailing garbage: rc $RC, $(cat "$TMP/x3.err")"
+# a member that is not a profile: the size named is the file's
+{ head -c 40 "$TMP/src.pb" | gzip; printf '\377\377\377' | gzip; } >"$TMP/badtwo.pb.gz"
+run_capture x4 "$CIPROF" import --db "$TMP/two.db" --format pprof "$TMP/badtwo.pb.gz"
+[ "$RC" = 3 ] && grep -q "the 43 bytes that the file's $(stat -c %s "$TMP/badtwo.pb.gz") gunzip to" \
+	"$TMP/x4.err" || check_failed "bad two-member gzip: rc $RC, $(cat "$TMP/x4.err")"
+ok "pprof: a two-member gzip reads whole; trailing garbage is refused at its byte"
+
+# Folded: counts whose sum passes 2^64 - 1 are refused at their line (not wrapped), and a
+# UTF-8 byte order mark is not part of the first frame.
+printf 'a;b 9223372036854775807\na;b 9223372036854775807\na;b 3\n' >"$TMP/wrap.folded"
+run_capture x5 "$CIPROF" import --db "$TMP/wrap.db" --format folded "$TMP/wrap.folded"
+[ "$RC" = 3 ] && grep -q "wrap.folded:3: this stack's sample counts add up to more than" "$TMP/x5.err" ||
+	check_failed "folded sum overflow: rc $RC, $(cat "$TMP/x5.err")"
+[ ! -e "$TMP/wrap.db" ] || [ "$("$CIPROF" runs --db "$TMP/wrap.db" --format json |
+	python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')" = 0 ] ||
+	check_failed "an overflowing folded file stored a run"
+printf '\357\273\277prog;f 2\n' >"$TMP/bom.folded"
+run_capture x6 "$CIPROF" import --db "$TMP/bom.db" --format folded "$TMP/bom.folded"
+[ "$RC" = 0 ] || check_failed "BOM folded: rc $RC, $(cat "$TMP/x6.err")"
+[ "$("$CIPROF" show --db "$TMP/bom.db" --format folded)" = "prog;f 2" ] ||
+	check_failed "BOM folded: $("$CIPROF" show --db "$TMP/bom.db" --format folded | od -c | head -2)"
+ok "folded: sums past 2^64 - 1 refused at their line; a byte order mark skipped"
 finish
