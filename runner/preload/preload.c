@@ -551,16 +551,26 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
  * time since its last sample would be lost, as no signal comes any more; it is added as one
  * more sample with the stack of the last one (or none). Outside the handler, which is kept
  * out while this writes to the same ring.
+ *
+ * handover: the thread execs, and the program it runs counts on from where this one stopped
+ * (*counted, its CPU clock less the part of a period not yet written; see exec_prepare).
+ * Otherwise its time ends here and the rest of a period counts as a whole one from half a
+ * period on, so that a process's total is off by half a period at most, not short by one.
+ * Returns 1 when the thread was sampled (and *counted is set), else 0.
  */
-static void flush_tail(void)
+static int flush_tail(int handover, uint64_t *counted)
 {
 	struct thread_state *t = &tls;
 	/* A vfork child shares this thread's memory, TLS included, but not its CPU clock. */
 	if (!t->active || !t->slot || !g.on || t->pid != g.pid || !g.map || getpid() != g.pid)
-		return;
+		return 0;
 	t->active = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t weight = take_periods(t);
+	if (!handover && t->cpu_carry >= g.period_ns / 2 && weight < PL_MAX_WEIGHT) {
+		weight++;
+		t->cpu_carry = 0;
+	}
 	uint64_t pos;
 	struct pl_sample *smp = weight ? ring_reserve(t, weight, &pos) : NULL;
 	if (smp && t->last_size) {
@@ -580,8 +590,11 @@ static void flush_tail(void)
 		smp->weight = weight;
 		ring_publish(t, pos, smp->h.size);
 	}
+	if (counted)
+		*counted = t->cpu_last - t->cpu_carry;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->active = 1;
+	return 1;
 }
 
 /* ---- threads ---- */
@@ -656,8 +669,11 @@ static void unblock_signal(void)
 /*
  * Starts sampling the calling thread: a free sample ring, its stack bounds (unless known:
  * a fork child keeps its thread's), a CPU-time timer. emit: write a thread-begin event.
+ * Its CPU time counts from cpu_from on its own clock: 0 (its whole life, which began at
+ * pthread_create, fork, vfork or posix_spawn) unless an exec handed over where the previous
+ * program stopped counting.
  */
-static void thread_begin(int emit, int keep_stack)
+static void thread_begin(int emit, int keep_stack, uint64_t cpu_from)
 {
 	struct thread_state *t = &tls;
 	t->active = 0;
@@ -703,7 +719,7 @@ static void thread_begin(int emit, int keep_stack)
 	slot_timer[slot] = t->timer;
 	__atomic_store_n(&slot_timer_set[slot], 1, __ATOMIC_RELEASE);
 	unblock_signal();
-	t->cpu_last = thread_cpu_ns();
+	t->cpu_last = cpu_from;
 	t->cpu_carry = 0;
 	t->last_size = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -723,7 +739,7 @@ static void thread_end(void *unused)
 	struct thread_state *t = &tls;
 	if (!t->slot || t->pid != g.pid || !g.hdr)
 		return;
-	flush_tail();
+	flush_tail(0, NULL);
 	t->active = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n(&slot_timer_set[t->slot], 0, __ATOMIC_ACQ_REL))
@@ -744,7 +760,7 @@ static void *thread_main(void *p)
 	struct trampoline tr = *(struct trampoline *)p;
 	free(p);
 	if (g.on && getpid() == g.pid) {
-		thread_begin(1, 0);
+		thread_begin(1, 0, 0);
 		if (tls.slot && g.key_ok)
 			pthread_setspecific(g.key, &tls); /* its destructor ends the sampling */
 	}
@@ -910,7 +926,7 @@ static void after_fork_child(void)
 		g.on = 0;
 		return;
 	}
-	thread_begin(0, 1);
+	thread_begin(0, 1, 0);
 }
 
 /* ---- exec ---- */
@@ -945,17 +961,32 @@ static int preload_lists_us(const char *value)
 struct env_fix {
 	char *env[ENV_MAX];
 	char buf[ENV_BUF];
+	char cpu[64]; /* CIPROF_PRELOAD_CPU=PID:NS, or empty */
 };
+
+#define ENV_CPU "CIPROF_PRELOAD_CPU="
+
+/* The exec'ing thread stopped counting its CPU time at counted (its own clock, which an exec
+ * keeps): the program's sampler starts from there (cpu_handed_over). */
+static void env_cpu(struct env_fix *fix, uint64_t counted)
+{
+	char *p = fix->cpu, *end = fix->cpu + sizeof(fix->cpu);
+	if (put_str(&p, end, ENV_CPU) || put_u64(&p, end, (uint64_t)getpid()) ||
+	    put_str(&p, end, ":") || put_u64(&p, end, counted))
+		fix->cpu[0] = '\0';
+}
 
 /*
  * The environment an exec should get: envp itself, or (when it lost LD_PRELOAD's entry for
  * this library, CIPROF_PRELOAD_DIR or ASAN_OPTIONS's verify_asan_link_order) a copy in fix
- * with them put back, so that the exec'd program is sampled too. *fixed is set when the
- * sampler's own variables were put back. No allocation: this may run in a vfork child.
+ * with them put back, so that the exec'd program is sampled too; fix->cpu, when set, is
+ * added. *fixed is set when the sampler's own variables were put back. No allocation: this
+ * may run in a vfork child.
  */
 static char *const *env_fixed(char *const *envp, struct env_fix *fix, int *fixed)
 {
 	*fixed = 0;
+	int need_cpu = fix->cpu[0] != '\0';
 	if (!g.lib[0] || !g.dir[0])
 		return envp;
 	const char *pre = env_find(envp, "LD_PRELOAD=");
@@ -966,14 +997,15 @@ static char *const *env_fixed(char *const *envp, struct env_fix *fix, int *fixed
 	/* An ASan program refuses to run after a preloaded library unless told (see
 	 * docs/preload.md); the runner says so in ASAN_OPTIONS, which must survive too. */
 	int need_asan = !asan || !strstr(asan, "verify_asan_link_order");
-	if (!need_pre && !need_dir && !need_hz && !need_asan)
+	if (!need_pre && !need_dir && !need_hz && !need_asan && !need_cpu)
 		return envp;
 	size_t n = 0;
 	char *p = fix->buf, *end = fix->buf + sizeof(fix->buf);
 	for (char *const *e = envp; e && *e; e++) {
 		if (n + 5 >= ENV_MAX)
 			return envp; /* an enormous environment: leave it alone */
-		if ((need_pre && *e == pre) || (need_asan && *e == asan))
+		if ((need_pre && *e == pre) || (need_asan && *e == asan) ||
+		    !strncmp(*e, ENV_CPU, strlen(ENV_CPU)))
 			continue; /* replaced below */
 		fix->env[n++] = *e;
 	}
@@ -1001,6 +1033,8 @@ static char *const *env_fixed(char *const *envp, struct env_fix *fix, int *fixed
 		fix->env[n++] = g.env_dir;
 	if (need_hz)
 		fix->env[n++] = g.env_hz;
+	if (need_cpu)
+		fix->env[n++] = fix->cpu;
 	fix->env[n] = NULL;
 	*fixed = need_pre || need_dir || need_hz;
 	return fix->env;
@@ -1068,6 +1102,10 @@ static char *const *exec_prepare(const char *file, int search, char *const *envp
                                  struct env_fix *fix, int *noted, uint64_t *t)
 {
 	int fixed;
+	uint64_t counted;
+	fix->cpu[0] = '\0';
+	if (flush_tail(1, &counted))
+		env_cpu(fix, counted);
 	char *const *env = env_fixed(envp, fix, &fixed);
 	*noted = 0;
 	*t = now_ns();
@@ -1079,10 +1117,8 @@ static char *const *exec_prepare(const char *file, int search, char *const *envp
 		return env;
 	uint32_t flags = pl_exec_flags(path) | (fixed ? PL_EXEC_ENV_FIXED : 0);
 	pid_t pid = getpid();
-	if (pid == g.pid) {
-		flush_tail();
+	if (pid == g.pid)
 		maps_if_changed();
-	}
 	ev_exec(pid, path, flags, *t);
 	*noted = 1;
 	return env;
@@ -1137,6 +1173,10 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	RESOLVE(fexecve);
 	struct env_fix fix;
 	int fixed;
+	uint64_t counted;
+	fix.cpu[0] = '\0';
+	if (flush_tail(1, &counted))
+		env_cpu(&fix, counted);
 	char *const *env = env_fixed(envp, &fix, &fixed);
 	return real_fexecve(fd, argv, env);
 }
@@ -1197,6 +1237,7 @@ static int spawn_common(int search, pid_t *pid, const char *file,
 	struct env_fix fix;
 	int fixed;
 	uint64_t t = now_ns();
+	fix.cpu[0] = '\0'; /* the child is a new process: it counts its CPU time from 0 */
 	char *const *env = env_fixed(envp, &fix, &fixed);
 	pid_t child = 0;
 	int r = search ? real_posix_spawnp(&child, file, fa, attr, argv, env)
@@ -1352,9 +1393,37 @@ static void pl_marker(void)
 {
 }
 
+/*
+ * Where this thread's CPU time starts counting after an exec: the exec'ing program's sampler
+ * counted it up to the value it left in CIPROF_PRELOAD_CPU (for this pid), so that the time
+ * of the exec itself, the loader and this constructor is neither lost nor counted twice.
+ * Without it (the command itself, a vfork or posix_spawn child, a parent that was not
+ * sampled) nobody counted any of the thread's time: 0. The variable is removed, so that the
+ * program and its children never see it.
+ */
+static uint64_t cpu_handed_over(void)
+{
+	const char *v = getenv("CIPROF_PRELOAD_CPU");
+	uint64_t from = 0;
+	if (v) {
+		const char *colon = strchr(v, ':');
+		char pid[24];
+		if (colon && (size_t)(colon - v) < sizeof(pid)) {
+			memcpy(pid, v, (size_t)(colon - v));
+			pid[colon - v] = '\0';
+			uint64_t ns = parse_u64(colon + 1, 0);
+			if (parse_u64(pid, 0) == (uint64_t)getpid() && ns <= thread_cpu_ns())
+				from = ns;
+		}
+		unsetenv("CIPROF_PRELOAD_CPU");
+	}
+	return from;
+}
+
 __attribute__((constructor)) static void preload_init(void)
 {
 	resolve_all();
+	uint64_t cpu_from = cpu_handed_over();
 	const char *dir = getenv("CIPROF_PRELOAD_DIR");
 	if (!dir || !*dir || strlen(dir) >= sizeof(g.dir) - 64 || !real_sigaction ||
 	    !real_pthread_create || !real_pthread_sigmask)
@@ -1406,14 +1475,14 @@ __attribute__((constructor)) static void preload_init(void)
 	dl_iterate_phdr(find_syscall_code, NULL);
 	g.key_ok = pthread_key_create(&g.key, thread_end) == 0;
 	pthread_atfork(NULL, NULL, after_fork_child);
-	thread_begin(0, 0);
+	thread_begin(0, 0, cpu_from);
 }
 
 /* At exit: a last memory map when libraries were loaded since the last one, so that samples
  * in them can still be named after the process is gone. */
 __attribute__((destructor)) static void preload_fini(void)
 {
-	flush_tail();
+	flush_tail(0, NULL);
 	maps_if_changed();
 }
 
@@ -1421,7 +1490,7 @@ __attribute__((destructor)) static void preload_fini(void)
  * child, which shares our memory but is another process, is left alone by flush_tail.) */
 EXPORT __attribute__((noreturn)) void _exit(int status)
 {
-	flush_tail();
+	flush_tail(0, NULL);
 	if (real__exit)
 		real__exit(status);
 	syscall(SYS_exit_group, status);
