@@ -377,6 +377,7 @@ struct expect {
 	uint64_t time, seen_at;
 	uint32_t flags;
 	char *path;
+	int gone; /* the pid was found gone: the next scan of the directory decides */
 };
 
 struct recent {
@@ -855,18 +856,29 @@ static void scan_dir(struct psession *s)
 	free(nf);
 }
 
-/* Exec'd pids that never showed an image and are gone: their programs went unsampled. */
+/*
+ * Exec'd pids that never showed an image and are gone: their programs went unsampled. A pid
+ * found gone is judged after the next round's scan of the directory, not at once: its image
+ * may have been created after this round's scan began (a busy machine can take a tenth of a
+ * second from the exec to the sampler's file, and the program may be done in a few
+ * milliseconds more), and a scan that starts after the process ended lists its file, if it
+ * made one.
+ */
 static void check_expectations(struct psession *s, int final)
 {
 	uint64_t now = launch_now_ns();
 	size_t k = 0;
 	for (size_t i = 0; i < s->nexp; i++) {
 		struct expect *x = &s->exp[i];
-		if (final || (now - x->seen_at > EXPECT_GRACE_NS && !proc_alive(x->pid, 0))) {
+		if (final || x->gone) {
+			log_debug("preload: pid %d exec'd %s and showed no image", (int)x->pid,
+			          x->path);
 			add_unsampled(s, x->path, x->flags);
 			free(x->path);
 			continue;
 		}
+		if (now - x->seen_at > EXPECT_GRACE_NS && !proc_alive(x->pid, 0))
+			x->gone = 1;
 		s->exp[k++] = *x;
 	}
 	s->nexp = k;
