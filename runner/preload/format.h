@@ -10,6 +10,9 @@
  * so the file's size stays fixed however long the run. Since the data is in the page cache as
  * soon as it is written, nothing is lost when a process is killed, calls _exit, or execs.
  *
+ * A process that cannot create its file at all leaves an empty file named err-PID-ERRNO
+ * instead (an inode, no data: it fits where the file did not), so that the runner can say why.
+ *
  * Integers are native (the runner and the library run on one machine); positions are
  * ever-growing byte counters, the byte at position p of a ring of size S being p & (S - 1).
  * Records are 8-byte aligned and never wrap the ring's end: a PAD record fills the rest. */
@@ -45,8 +48,10 @@ struct pl_header {
 	uint32_t threads_unsampled; /* threads that found no free sample ring */
 	uint32_t signo;             /* the timer signal this image uses */
 	uint32_t hz;
-	uint64_t events_lost; /* event records dropped (ring full for seconds) */
-	char reserved[168];
+	uint64_t events_lost;  /* event records dropped (ring full for seconds) */
+	uint32_t write_errors; /* threads not sampled: their ring could not be written */
+	int32_t write_errno;   /* the errno of the last such failure (ENOSPC: a full disk) */
+	char reserved[160];
 };
 
 /* One ring's bookkeeping; slot[0] is the event ring, slot[1..nslots] the sample rings. */

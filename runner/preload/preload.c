@@ -651,9 +651,11 @@ static int ring_allocate(uint32_t i)
 		off_t len = (off_t)(i == 0 ? g.hdr->event_ring_size : g.ring_size);
 		r = write_zeros(fd, off, len);
 	}
+	int err = errno;
 	close(fd);
 	if (r == 0)
 		slot_ready[i] = 1;
+	errno = err;
 	return r;
 }
 
@@ -693,10 +695,15 @@ static void thread_begin(int emit, int keep_stack, uint64_t cpu_from)
 			break;
 		}
 	}
-	if (!slot || ring_allocate(slot) < 0) {
-		if (slot)
-			__atomic_store_n(&slot_at(slot)->tid, 0, __ATOMIC_RELEASE);
+	if (!slot) {
 		__atomic_add_fetch(&g.hdr->threads_unsampled, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (ring_allocate(slot) < 0) {
+		/* A full disk, not the ring count: said apart. */
+		g.hdr->write_errno = errno;
+		__atomic_store_n(&slot_at(slot)->tid, 0, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&g.hdr->write_errors, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if (emit) {
@@ -825,6 +832,20 @@ static void write_start(uint16_t flags, pid_t ppid, uint64_t t)
 	ev_emit(&u.h.h);
 }
 
+/* The sample file could not be made (err is why): an empty file err-PID-ERRNO tells the
+ * runner, which otherwise could only guess why no image of this process appeared. */
+static void note_write_error(int err)
+{
+	char path[PATH_MAX], *p = path, *end = path + sizeof(path);
+	if (put_str(&p, end, g.dir) || put_str(&p, end, "/err-") ||
+	    put_u64(&p, end, (uint64_t)g.pid) || put_str(&p, end, "-") ||
+	    put_u64(&p, end, (uint64_t)err))
+		return;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * Creates this image's sample file in the run's directory (under a temporary name, renamed
  * once complete so the runner never sees half a header) and writes its start record.
@@ -858,8 +879,10 @@ static int open_image(uint16_t flags, pid_t ppid)
 	h.hz = g.hz;
 	size_t len = (size_t)pl_file_size(&h);
 	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
+	if (fd < 0) {
+		note_write_error(errno);
 		return -1;
+	}
 	struct stat st;
 	void *map = MAP_FAILED;
 	if (ftruncate(fd, (off_t)len) != 0 || fstat(fd, &st) != 0 ||
@@ -881,13 +904,15 @@ static int open_image(uint16_t flags, pid_t ppid)
 		goto fail;
 	close(fd);
 	return 0;
-fail:
+fail:;
+	int err = errno;
 	if (map != MAP_FAILED)
 		munmap(map, len);
 	g.map = NULL;
 	g.hdr = NULL;
 	close(fd);
 	unlink(tmp);
+	note_write_error(err);
 	return -1;
 }
 

@@ -417,6 +417,8 @@ struct psession {
 	struct note *notes;
 	size_t nnotes, notes_alloc;
 	uint64_t bad_files, threads_unsampled, events_lost;
+	uint64_t procs_unwritten, threads_unwritten; /* the sampler could not write its files */
+	int write_errno;                             /* why (the last such errno) */
 	int reachable; /* the command can load the sampler: cmd_path */
 	char cmd_path[PATH_MAX];
 	uint64_t period_ns;
@@ -492,8 +494,9 @@ static void on_exec(struct psession *s, const struct pl_view *v)
 		if (s->recent[i].pid == pid && s->recent[i].start >= v->time)
 			return; /* its image is already here */
 	ALLOC_GROW(s->exp, s->nexp + 1, s->exp_alloc);
-	s->exp[s->nexp++] = (struct expect){pid, v->time, launch_now_ns(), v->flags,
-	                                    xstrndup(v->u.exec.path, v->u.exec.len)};
+	s->exp[s->nexp++] = (struct expect){
+	        pid, v->time, launch_now_ns(), v->flags, xstrndup(v->u.exec.path, v->u.exec.len),
+	        0};
 }
 
 /* Splits NUL-separated arguments into a NULL-terminated argv (owned). */
@@ -677,6 +680,10 @@ static void close_image(struct psession *s, struct image *im)
 		s->rs->lost += slot->lost;
 	}
 	s->threads_unsampled += h->threads_unsampled;
+	if (h->write_errors) {
+		s->threads_unwritten += h->write_errors;
+		s->write_errno = h->write_errno;
+	}
 	s->events_lost += h->events_lost;
 	munmap(im->hmap, im->h.header_size);
 	close(im->fd);
@@ -802,6 +809,24 @@ static struct image *open_image(struct psession *s, const char *name)
 	return im;
 }
 
+/* A process whose sampler could not create its file (err-PID-ERRNO, format.h): it is not
+ * sampled, and not for a reason of LD_PRELOAD's. */
+static void on_write_error(struct psession *s, const char *name, pid_t pid, int err)
+{
+	s->procs_unwritten++;
+	s->write_errno = err;
+	size_t k = 0;
+	for (size_t i = 0; i < s->nexp; i++) {
+		if (s->exp[i].pid == pid) {
+			free(s->exp[i].path);
+			continue;
+		}
+		s->exp[k++] = s->exp[i];
+	}
+	s->nexp = k;
+	unlinkat(s->dirfd, name, 0);
+}
+
 static void scan_dir(struct psession *s)
 {
 	DIR *d = fdopendir(dup(s->dirfd));
@@ -814,7 +839,12 @@ static void scan_dir(struct psession *s)
 	while ((e = readdir(d))) {
 		long long pid;
 		unsigned long long start;
-		int end = 0;
+		int end = 0, err;
+		if (sscanf(e->d_name, "err-%lld-%d%n", &pid, &err, &end) == 2 &&
+		    e->d_name[end] == '\0') {
+			on_write_error(s, e->d_name, (pid_t)pid, err);
+			continue;
+		}
 		if (e->d_name[0] == '.' ||
 		    sscanf(e->d_name, "%lld-%llu.pl%n", &pid, &start, &end) != 2 ||
 		    e->d_name[end] != '\0' || known_name(s, e->d_name))
@@ -999,6 +1029,20 @@ static void report(struct psession *s)
 		         "precise than %llu samples suggest",
 		         per_stack * (double)s->period_ns / 1e6, (double)s->period_ns / 1e6,
 		         (unsigned long long)s->rs->samples);
+	if (s->procs_unwritten || s->threads_unwritten) {
+		char what[96] = "";
+		if (s->procs_unwritten)
+			snprintf(what, sizeof(what), "%llu processes",
+			         (unsigned long long)s->procs_unwritten);
+		if (s->threads_unwritten)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%llu threads",
+			         s->procs_unwritten ? " and " : "",
+			         (unsigned long long)s->threads_unwritten);
+		log_warn("cannot write the sampler's files in %s: %s; %s were not sampled (set "
+		         "TMPDIR to a directory with room: each sampled thread's ring is written "
+		         "there while it runs, docs/preload.md)",
+		         s->dir, strerror(s->write_errno), what);
+	}
 	if (s->threads_unsampled)
 		log_warn("%llu threads were not sampled: a process ran more threads at once than "
 		         "the sampler has rings for (CIPROF_PRELOAD_SLOTS, at most %d)",
@@ -1065,8 +1109,8 @@ static int preload_start(void *be, struct runner_session *rs)
 	struct psession *s = be;
 	if (s->reachable) {
 		ALLOC_GROW(s->exp, s->nexp + 1, s->exp_alloc);
-		s->exp[s->nexp++] = (struct expect){rs->child, launch_now_ns(), launch_now_ns(), 0,
-		                                    xstrdup(s->cmd_path)};
+		s->exp[s->nexp++] = (struct expect){
+		        rs->child, launch_now_ns(), launch_now_ns(), 0, xstrdup(s->cmd_path), 0};
 	}
 	return 0;
 }
