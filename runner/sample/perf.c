@@ -36,12 +36,10 @@
 #define DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: fits the default perf_event_mlock_kb */
 /* --unwind dwarf rings hold about this many seconds of samples at --hz, up to MAX pages per
  * CPU and TOTAL bytes for all CPUs together (many-core machines). */
-#define DWARF_RING_SECONDS   0.4
-#define DWARF_RING_PAGES_MAX 2048
-#define DWARF_RING_TOTAL     ((size_t)64 << 20)
-/* Frame-pointer stacks: warn when at least this share of samples looks truncated. */
-#define TRUNCATED_WARN_SHARE   0.30
-#define TRUNCATED_WARN_SAMPLES 20
+#define DWARF_RING_SECONDS     0.4
+#define DWARF_RING_PAGES_MAX   2048
+#define DWARF_RING_TOTAL       ((size_t)64 << 20)
+#define TRUNCATED_WARN_SAMPLES 20 /* --unwind dwarf: stacks deeper than the copy */
 struct ring {
 	int fd;
 	int cpu;
@@ -869,40 +867,6 @@ static void finish_unwinding(struct session *s)
 	s->unw = NULL;
 }
 
-/* --unwind fp: one warning when many stacks stop short of any entry point, the sign of code
- * built without frame pointers. */
-static void warn_truncated(const struct session *s)
-{
-	if (s->opts->unwind == RUNNER_UNWIND_DWARF)
-		return;
-	struct unwind_truncation t;
-	unwind_truncation(s->rs->prof, &t);
-	if (t.samples < TRUNCATED_WARN_SAMPLES ||
-	    (double)t.truncated < TRUNCATED_WARN_SHARE * (double)t.samples)
-		return;
-	/* An interpreter's stacks (the module most end in is python3.11, libpython3.11.so,
-	 * ruby, libperl.so...): what unwinding can and cannot give differs. */
-	static const char *const interp[][2] = {
-	        {"python", "Python"}, {"ruby", "Ruby"}, {"perl", "Perl"}};
-	const char *first = !strncmp(t.where, "lib", 3) ? t.where + 3 : t.where, *lang = NULL;
-	for (size_t i = 0; i < sizeof(interp) / sizeof(interp[0]) && !lang; i++)
-		if (!strncmp(first, interp[i][0], strlen(interp[i][0])))
-			lang = interp[i][1];
-	if (lang)
-		log_warn(
-		        "%.0f%% of samples have call stacks that stop short of the program's "
-		        "entry point (most end in %s): %s code runs inside its interpreter, whose "
-		        "frames are its C functions, never the script's; --unwind dwarf "
-		        "--stack-size 32768 recovers the interpreter's callers (docs/unwinding.md)",
-		        100.0 * (double)t.truncated / (double)t.samples, t.where, lang);
-	else
-		log_warn(
-		        "%.0f%% of samples have call stacks that stop short of the program's entry "
-		        "point (most end in %s): code built without frame pointers hides its "
-		        "callers; try --unwind dwarf",
-		        100.0 * (double)t.truncated / (double)t.samples, t.where);
-}
-
 /* ---- the runner's ops ---- */
 
 /* Opens the events on the corked command and maps their rings; each task's own CPU time
@@ -965,7 +929,8 @@ static uint64_t perf_finish(void *be, struct runner_session *rs)
 static void perf_report(void *be, struct runner_session *rs)
 {
 	struct session *s = be;
-	warn_truncated(s);
+	if (s->opts->unwind != RUNNER_UNWIND_DWARF)
+		unwind_warn_truncated(rs->prof, UNWIND_ADVICE_PERF);
 	if (s->nbells && s->bells_armed)
 		log_verbose(
 		        "exec doorbells rang %llu times and counted %llu ns of CPU time (0: each "

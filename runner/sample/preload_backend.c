@@ -25,6 +25,7 @@
 #include "runner/backend.h"
 #include "runner/launch.h"
 #include "runner/sample/perf.h"
+#include "runner/sample/unwind.h"
 #include "runner/preload/elfcheck.h"
 #include "runner/attribution/proctree.h"
 
@@ -1131,6 +1132,7 @@ static uint64_t preload_finish(void *be, struct runner_session *rs)
 
 static void preload_report(void *be, struct runner_session *rs)
 {
+	unwind_warn_truncated(rs->prof, UNWIND_ADVICE_PRELOAD);
 	report(be);
 }
 

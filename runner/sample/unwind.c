@@ -691,3 +691,53 @@ void unwind_truncation(const struct profile *p, struct unwind_truncation *out)
 	}
 	free(w);
 }
+
+#define TRUNCATED_WARN_SHARE   0.30
+#define TRUNCATED_WARN_SAMPLES 20
+
+void unwind_warn_truncated(const struct profile *p, enum unwind_advice advice)
+{
+	struct unwind_truncation t;
+	unwind_truncation(p, &t);
+	if (t.samples < TRUNCATED_WARN_SAMPLES ||
+	    (double)t.truncated < TRUNCATED_WARN_SHARE * (double)t.samples)
+		return;
+	double share = 100.0 * (double)t.truncated / (double)t.samples;
+	/* An interpreter's stacks (the module most end in is python3.11, libpython3.11.so,
+	 * ruby, libperl.so...): what unwinding can and cannot give differs. */
+	static const char *const interp[][2] = {
+	        {"python", "Python"}, {"ruby", "Ruby"}, {"perl", "Perl"}};
+	const char *first = !strncmp(t.where, "lib", 3) ? t.where + 3 : t.where, *lang = NULL;
+	for (size_t i = 0; i < sizeof(interp) / sizeof(interp[0]) && !lang; i++)
+		if (!strncmp(first, interp[i][0], strlen(interp[i][0])))
+			lang = interp[i][1];
+	if (lang && advice == UNWIND_ADVICE_PERF)
+		log_warn(
+		        "%.0f%% of samples have call stacks that stop short of the program's "
+		        "entry point (most end in %s): %s code runs inside its interpreter, whose "
+		        "frames are its C functions, never the script's; --unwind dwarf "
+		        "--stack-size 32768 recovers the interpreter's callers (docs/unwinding.md)",
+		        share, t.where, lang);
+	else if (lang)
+		log_warn("%.0f%% of samples have call stacks that stop short of the program's "
+		         "entry point (most end in %s): %s code runs inside its interpreter, whose "
+		         "frames are its C functions, never the script's, and the LD_PRELOAD "
+		         "backend walks frame pointers only; the perf backend's --unwind dwarf "
+		         "--stack-size 32768 recovers the interpreter's callers where "
+		         "perf_event_open is allowed (docs/preload.md, docs/unwinding.md)",
+		         share, t.where, lang);
+	else if (advice == UNWIND_ADVICE_PERF)
+		log_warn(
+		        "%.0f%% of samples have call stacks that stop short of the program's entry "
+		        "point (most end in %s): code built without frame pointers hides its "
+		        "callers; try --unwind dwarf",
+		        share, t.where);
+	else
+		log_warn(
+		        "%.0f%% of samples have call stacks that stop short of the program's entry "
+		        "point (most end in %s): code built without frame pointers hides its "
+		        "callers, and the LD_PRELOAD backend walks frame pointers only; rebuild "
+		        "with -fno-omit-frame-pointer, or use the perf backend's --unwind dwarf "
+		        "where perf_event_open is allowed (docs/preload.md)",
+		        share, t.where);
+}

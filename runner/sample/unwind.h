@@ -176,4 +176,15 @@ int unwind_is_entry_point(const char *function);
  */
 void unwind_truncation(const struct profile *p, struct unwind_truncation *out);
 
+/* Who reads the advice of unwind_warn_truncated: the perf backend (--unwind dwarf is the
+ * cure) or the LD_PRELOAD backend (frame pointers only: rebuilding is, or the perf backend). */
+enum unwind_advice { UNWIND_ADVICE_PERF, UNWIND_ADVICE_PRELOAD };
+
+/*
+ * After a run with frame-pointer stacks: one warning when at least 30 % of p's samples (20
+ * or more) have stacks that stop short of an entry point (unwind_truncation), the sign of
+ * code built without frame pointers, with the advice that fits the backend.
+ */
+void unwind_warn_truncated(const struct profile *p, enum unwind_advice advice);
+
 #endif

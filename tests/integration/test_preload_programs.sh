@@ -4,7 +4,8 @@
 # blocking them all, taking the sampler's own signal (sampling steps aside, with a warning),
 # many threads, an environment cleared before exec (the sampler is put back), vfork and
 # posix_spawn children, and AddressSanitizer programs (ASan first in LD_PRELOAD or linked in).
-# The programs are modes of tests/tools/preload_probe.c.
+# The programs are modes of tests/tools/preload_probe.c. Last, -O2 code without frame
+# pointers: its stacks stop short, and ciprof says so with advice that fits this backend.
 . "$(dirname "$0")/lib.sh"
 
 PROBE=$CIPROF_BUILD/tests/preload_probe
@@ -120,4 +121,30 @@ ASAN_OPTIONS=verify_asan_link_order=1 "$CIPROF" run --backend preload --no-store
 [ "$RC" -ne 0 ] && grep -q "does not come first" "$TMP/asan_strict.err" &&
 	ok "ASAN_OPTIONS=verify_asan_link_order=1 is respected (and refuses, as documented)" ||
 	check_failed "verify_asan_link_order=1: status $RC, $(head -3 "$TMP/asan_strict.err")"
+
+# --- code built without frame pointers ------------------------------------------------------
+cat >"$TMP/nofp.c" <<'C'
+#include <stdio.h>
+__attribute__((noinline)) unsigned long leaf(long n)
+{
+	unsigned long h = 0;
+	for (long i = 0; i < n; i++)
+		h = h * 31 + (unsigned long)i;
+	return h;
+}
+__attribute__((noinline)) unsigned long mid(long n) { return leaf(n) + 1; }
+__attribute__((noinline)) unsigned long outer(long n) { return mid(n) * 3; }
+int main(void) { printf("%lu\n", outer(300000000L)); return 0; }
+C
+if cc -O2 -fomit-frame-pointer -g "$TMP/nofp.c" -o "$TMP/nofp" 2>"$TMP/cc.err"; then
+	run_capture nofp "$CIPROF" run --backend preload --no-store -o "$TMP/nofp.folded" -- "$TMP/nofp"
+	expect_rc "an -O2 program without frame pointers" 0 nofp
+	expect_grep "short stacks are warned about" "$TMP/nofp.err" \
+		"of samples have call stacks that stop short of the program's entry point (most end in nofp)"
+	expect_grep "with advice for this backend" "$TMP/nofp.err" \
+		"the LD_PRELOAD backend walks frame pointers only; rebuild with -fno-omit-frame-pointer"
+	expect_no_grep "no perf-only advice" "$TMP/nofp.err" "try --unwind dwarf"
+else
+	check_failed "cannot build an -O2 program: $(head -3 "$TMP/cc.err")"
+fi
 finish
