@@ -160,11 +160,27 @@ static sigset_t caller_mask;
 static struct sigaction caller_pipe;
 static int caller_saved;
 
+/* Whether ciprof is in its controlling terminal's foreground process group: a terminal's ^C
+ * then reaches the whole group, the command and what it started included. */
+static int in_terminal_foreground(void)
+{
+	int tty = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (tty < 0)
+		return 0; /* no controlling terminal: CI, cron, systemd */
+	int fg = tcgetpgrp(tty) == getpgrp();
+	close(tty);
+	return fg;
+}
+
 /* The child after fork: environment, output on the pty, wait for the cork, exec. */
-static void __attribute__((noreturn)) child_main(const struct runner_opts *opts, char *const *env,
-                                                 pid_t parent, int go, int err, int ctl, int slave)
+static void __attribute__((noreturn))
+child_main(const struct runner_opts *opts, char *const *env, pid_t parent, int own_group, int go,
+           int err, int ctl, int slave)
 {
 	sigprocmask(SIG_SETMASK, &caller_mask, NULL);
+	/* Both sides set the group, so that it exists whichever runs first. */
+	if (own_group)
+		setpgid(0, 0);
 	sigaction(SIGPIPE, &caller_pipe, NULL);
 	/* A SIGKILLed ciprof must not leave its command running unprofiled. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
@@ -261,6 +277,12 @@ int launch_start(struct launch *l, const struct runner_opts *opts, char *const *
 		slave = -1;
 	}
 
+	/* Outside a terminal's foreground group (CI, kill, timeout) nothing sends a signal to
+	 * the processes CMD starts: CMD leads a process group of its own and forwarded signals
+	 * go to all of it, as timeout(1) does, so that a cancel of `bash -c "make test"` stops
+	 * the tests, not bash alone. In the foreground, CMD stays in ciprof's group, which the
+	 * terminal's ^C and job control reach whole. */
+	l->own_group = !in_terminal_foreground();
 	fflush(NULL);
 	pid_t parent = getpid();
 	l->child = fork();
@@ -272,8 +294,10 @@ int launch_start(struct launch *l, const struct runner_opts *opts, char *const *
 		close(go[1]);
 		close(err[0]);
 		close(ctl[0]);
-		child_main(opts, env, parent, go[0], err[1], ctl[1], slave);
+		child_main(opts, env, parent, l->own_group, go[0], err[1], ctl[1], slave);
 	}
+	if (l->own_group)
+		setpgid(l->child, l->child);
 	l->go_fd = go[1];
 	go[1] = -1;
 	l->err_fd = err[0];
@@ -298,7 +322,7 @@ out:
 void launch_abort(struct launch *l)
 {
 	if (l->child > 0) {
-		kill(l->child, SIGKILL);
+		kill(l->own_group ? -l->child : l->child, SIGKILL);
 		waitpid(l->child, NULL, 0);
 		l->child = -1;
 	}
@@ -348,8 +372,9 @@ int launch_service(struct launch *l, struct pollfd *pfds, int *status)
 		/* A terminal's ^C already reached the whole foreground group, the command
 		 * included; forward only signals sent to ciprof alone (kill, timeout). */
 		if (si.ssi_code != SI_KERNEL && l->child > 0) {
-			log_verbose("forwarding signal %d to the command", (int)si.ssi_signo);
-			kill(l->child, (int)si.ssi_signo);
+			log_verbose("forwarding signal %d to the command%s", (int)si.ssi_signo,
+			            l->own_group ? "'s process group" : "");
+			kill(l->own_group ? -l->child : l->child, (int)si.ssi_signo);
 		}
 	}
 	/* Marks and output first: they must be known before the samples they cover. */

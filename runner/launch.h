@@ -20,6 +20,7 @@
 
 struct launch {
 	pid_t child;             /* the command, or -1 */
+	int own_group;           /* the command leads its own process group (signals go to it) */
 	int sfd;                 /* signalfd for INT/TERM/HUP/QUIT/CHLD (nonblocking), or -1 */
 	int ctl_fd;              /* read end of the CIPROF_CONTROL_FD pipe (nonblocking), or -1 */
 	int pty_fd;              /* pty master carrying the command's output, or -1 */
@@ -61,9 +62,9 @@ void launch_pollfds(const struct launch *l, struct pollfd *pfds);
 
 /*
  * After a poll of the LAUNCH_NFDS entries from launch_pollfds: forwards signals sent to
- * ciprof to the command, reads marks and output (before the samples they cover), stops
- * polling closed fds. Returns 1 once the command has exited (*status is its wait status),
- * else 0.
+ * ciprof to the command (to its whole process group when it leads one), reads marks and output
+ * (before the samples they cover), stops polling closed fds. Returns 1 once the command has exited
+ * (*status is its wait status), else 0.
  */
 int launch_service(struct launch *l, struct pollfd *pfds, int *status);
 

@@ -48,10 +48,14 @@ expect_grep "missing command message" "$TMP/path_missing.err" \
 # --- signal forwarding --------------------------------------------------------------------
 # Background jobs of a non-interactive shell start with SIGINT ignored, and a shell cannot
 # trap a signal ignored on entry; so start ciprof through a tiny wrapper restoring defaults.
+# With CIPROF_TEST_SETSID=1 it runs without a controlling terminal, as in CI, even when the
+# tests are run from one.
 start_bg() {
 	python3 -c 'import os, signal, sys
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
     signal.signal(s, signal.SIG_DFL)
+if os.environ.pop("CIPROF_TEST_SETSID", None):
+    os.setsid()
 os.execvp(sys.argv[1], sys.argv[1:])' "$@" &
 	BG=$!
 }
@@ -144,6 +148,53 @@ signal_test int_trap INT 43 sh sh -c 'trap "exit 43" INT; while :; do :; done'
 # Untrapped: the command dies of the signal, ciprof exits 128+15. The command is a busy
 # loop in a shell (named "sh") so that the profile has samples.
 signal_test term_plain TERM 143 sh sh -c 'while :; do :; done'
+
+# --- signals reach what CMD started -------------------------------------------------------
+# The CI templates run `ciprof run -- bash -c "..."`. Without a terminal, a signal sent to
+# ciprof must reach the program bash runs too (CMD's whole process group), not bash alone:
+# SIGTERM must not leave it running orphaned, SIGINT must not let the script go on.
+# group_signal_test NAME SIGNAL EXPECTED_RC
+group_signal_test() {
+	local name=$1 sig=$2 expect=$3 i grandchild
+	rm -f "$TMP/$name.pid"
+	CIPROF_TEST_SETSID=1 start_bg "$CIPROF" run --no-store -- bash -c \
+		'sh -c "echo \$\$ >\"$1.tmp\"; mv \"$1.tmp\" \"$1\"; exec sleep 30"; echo went on' \
+		bash "$TMP/$name.pid" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null
+	local pid=$BG
+	for i in $(seq 300); do
+		[ -s "$TMP/$name.pid" ] && break
+		sleep 0.1
+	done
+	grandchild=$(cat "$TMP/$name.pid" 2>/dev/null)
+	if [ -z "$grandchild" ]; then
+		kill_tree "$pid"
+		wait "$pid" 2>/dev/null
+		check_failed "$name: the program under bash -c never started"
+		return
+	fi
+	kill -"$sig" "$pid"
+	RC=0
+	wait "$pid" || RC=$?
+	expect_rc "$name: bash -c under ciprof, SIG$sig" "$expect" "$name"
+	if grep -q "went on" "$TMP/$name.out"; then
+		check_failed "$name: the script went on after SIG$sig"
+	fi
+	# The sleep was bash's child: once bash is gone it is init's, which reaps it; poll.
+	for i in $(seq 100); do
+		kill -0 "$grandchild" 2>/dev/null || break
+		[ "$(awk '{print $3}' /proc/"$grandchild"/stat 2>/dev/null)" = Z ] && break
+		sleep 0.1
+	done
+	if kill -0 "$grandchild" 2>/dev/null &&
+		[ "$(awk '{print $3}' /proc/"$grandchild"/stat 2>/dev/null)" != Z ]; then
+		check_failed "$name: the program bash ran (pid $grandchild) survived SIG$sig to ciprof"
+		kill -KILL "$grandchild"
+	else
+		ok "$name: SIG$sig to ciprof ended the program bash -c ran"
+	fi
+}
+group_signal_test term_group TERM 143
+group_signal_test int_group INT 130
 
 # --- signals after the command's end -----------------------------------------------------
 # A second SIGTERM/SIGINT while ciprof works after CMD's end (reading JUnit files,
