@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -169,11 +170,57 @@ char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_m
 	return strbuf_detach(&sb, NULL);
 }
 
+int perf_syscall_kills(void)
+{
+	int seccomp, privileged;
+	read_status(&seccomp, &privileged);
+	if (seccomp != 2)
+		return 0;
+	pid_t pid = fork();
+	if (pid < 0)
+		return 0; /* unknown: the real call will tell */
+	if (pid == 0) {
+		/* SECCOMP_RET_TRAP sends SIGSYS, which must kill, without a core file. */
+		struct rlimit no_core = {0, 0};
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(SIGSYS, SIG_DFL);
+		sigset_t all;
+		sigemptyset(&all);
+		sigaddset(&all, SIGSYS);
+		sigprocmask(SIG_UNBLOCK, &all, NULL);
+		/* A zero-sized attr: the filter acts before the kernel looks (EINVAL if none). */
+		struct perf_event_attr attr;
+		memset(&attr, 0, sizeof(attr));
+		syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+		_exit(0);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS;
+}
+
 static struct perf_refusal last_refusal;
 
 void perf_last_refusal(struct perf_refusal *out)
 {
 	*out = last_refusal;
+}
+
+/* The refusal of a filter that kills its caller: the probe's child died of SIGSYS. */
+static int refused_killed(void)
+{
+	int seccomp, privileged;
+	read_status(&seccomp, &privileged);
+	last_refusal = (struct perf_refusal){ENOSYS, -100, seccomp, privileged, 0, 1};
+	cp_error("perf_event_open is forbidden by a seccomp filter that kills its caller "
+	         "(SIGSYS, as systemd's SystemCallFilter= and SECCOMP_RET_KILL do). Allow "
+	         "perf_event_open in the filter (systemd: SystemCallFilter=perf_event_open, or "
+	         "drop the filter; Docker: '--security-opt seccomp=unconfined'). Without "
+	         "perf_event_open, --backend auto (the default) samples with the LD_PRELOAD "
+	         "backend instead (docs/preload.md).");
+	return RUNNER_ERR_REFUSED;
 }
 
 static int refused(int err, int in_mmap, size_t ring_bytes)
@@ -186,7 +233,7 @@ static int refused(int err, int in_mmap, size_t ring_bytes)
 	read_status(&seccomp, &privileged);
 	char *msg =
 	        perf_diagnose(err, paranoid, seccomp, privileged, in_mmap, mlock_kb, ring_bytes);
-	last_refusal = (struct perf_refusal){err, paranoid, seccomp, privileged, in_mmap};
+	last_refusal = (struct perf_refusal){err, paranoid, seccomp, privileged, in_mmap, 0};
 	cp_error("%s", msg);
 	free(msg);
 	return RUNNER_ERR_REFUSED;
@@ -261,6 +308,9 @@ int runner_event_probe(enum runner_event e)
 	attr.disabled = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
+	if (perf_syscall_kills())
+		return cp_error("perf_event_open is forbidden by a seccomp filter that kills its "
+		                "caller (SIGSYS)");
 	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		int err = errno;
@@ -517,6 +567,8 @@ static void clear_bells(struct session *s)
 
 static int open_rings(struct session *s, pid_t child, const struct runner_opts *opts)
 {
+	if (perf_syscall_kills())
+		return refused_killed();
 	int *cpus;
 	int ncpus = online_cpus(&cpus);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -26,8 +26,17 @@ void *perf_backend_new(const struct runner_opts *opts);
  * for a one-line summary when falling back to another backend. */
 struct perf_refusal {
 	int err, paranoid, seccomp, privileged, in_mmap;
+	int killed; /* a seccomp filter kills (SIGSYS) the caller of perf_event_open */
 };
 void perf_last_refusal(struct perf_refusal *out);
+
+/*
+ * Whether a seccomp filter kills (SIGSYS: SECCOMP_RET_KILL_*, SECCOMP_RET_TRAP, systemd's
+ * SystemCallFilter=) whoever calls perf_event_open: 1 if so, else 0. Without a filter on this
+ * process it answers 0 at once; with one it asks a throwaway child, so that ciprof does not
+ * die of its own probe.
+ */
+int perf_syscall_kills(void);
 
 char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_mmap, long mlock_kb,
                     size_t ring_bytes);

@@ -345,7 +345,9 @@ void preload_announce_fallback(int dwarf)
 	const char *ename = strerrorname_np(r.err);
 	if (!ename)
 		ename = "an error";
-	if (r.in_mmap)
+	if (r.killed)
+		snprintf(cause, sizeof(cause), "seccomp filter: SIGSYS");
+	else if (r.in_mmap)
 		snprintf(cause, sizeof(cause), "locked-memory budget for its ring buffers");
 	else if ((r.err == EPERM || r.err == EACCES || r.err == ENOSYS) && r.seccomp == 2)
 		snprintf(cause, sizeof(cause), "seccomp filter: %s", ename);

@@ -34,6 +34,16 @@ expect_rc "ENOSYS fallback keeps the command's status" 5 nosys
 expect_grep "ENOSYS fallback" "$TMP/nosys.err" "perf_event_open refused (seccomp filter: ENOSYS); sampling with the LD_PRELOAD backend"
 expect_grep "-v gives the diagnosis" "$TMP/nosys.err" "--security-opt seccomp=unconfined"
 
+# A filter that kills the caller of perf_event_open (SIGSYS: systemd's SystemCallFilter=,
+# SECCOMP_RET_KILL_PROCESS or SECCOMP_RET_TRAP) must not kill ciprof: it falls back too.
+for act in KILL TRAP; do
+	run_capture "sigsys$act" "$DENY" "$act" "$CIPROF" run --no-store -o "$TMP/sigsys$act.folded" -- \
+		sh -c 'echo ran; exit 6'
+	expect_rc "seccomp $act fallback keeps the command's status" 6 "sigsys$act"
+	expect_grep "seccomp $act fallback" "$TMP/sigsys$act.err" "perf_event_open refused (seccomp filter: SIGSYS); sampling with the LD_PRELOAD backend"
+	expect_grep "seccomp $act: the command ran" "$TMP/sigsys$act.out" "ran"
+done
+
 # -q hides the notice; --backend perf does not fall back (test_refused.sh checks its message).
 run_capture quiet "$DENY" EPERM "$CIPROF" run -q --no-store -- true
 expect_rc "quiet fallback" 0 quiet

@@ -23,6 +23,15 @@ expect_rc "seccomp ENOSYS" 3 r2
 grep -q "ENOSYS" "$TMP/r2.err" && grep -q "seccomp" "$TMP/r2.err" ||
 	check_failed "ENOSYS diagnosis: $(cat "$TMP/r2.err")"
 
+# A filter that kills its caller with SIGSYS (systemd's SystemCallFilter=): ciprof probes in a
+# throwaway child, so it lives to say so.
+for act in KILL TRAP; do
+	run_capture "k$act" "$DENY" "$act" "$CIPROF" run --backend perf --no-store -- touch "$TMP/ran"
+	expect_rc "seccomp $act (SIGSYS)" 3 "k$act"
+	expect_grep "seccomp $act diagnosed" "$TMP/k$act.err" "seccomp filter that kills its caller (SIGSYS"
+	[ ! -e "$TMP/ran" ] || check_failed "seccomp $act: the command ran although profiling was refused"
+done
+
 # GitHub's runners: perf_event_paranoid 4 for an unprivileged user.
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	echo 4 >"$TMP/paranoid"

@@ -1,6 +1,8 @@
 /* deny_perf ERRNO CMD...: runs CMD under a seccomp filter that makes perf_event_open fail with
- * ERRNO (a number or EPERM/EACCES/ENOSYS), as Docker's default seccomp profile does. Tests use
- * it to prove ciprof's diagnosis of a refused perf_event_open without a privileged container. */
+ * ERRNO (a number or EPERM/EACCES/ENOSYS), as Docker's default seccomp profile does, or, for
+ * ERRNO KILL or TRAP, kill its caller with SIGSYS, as systemd's SystemCallFilter= does. Tests
+ * use it to prove ciprof's diagnosis of a refused perf_event_open without a privileged
+ * container. */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -27,17 +29,23 @@ static int parse_errno(const char *s)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: deny_perf ERRNO CMD [ARGS...]\n");
+		fprintf(stderr, "usage: deny_perf ERRNO|KILL|TRAP CMD [ARGS...]\n");
 		return 2;
 	}
-	int err = parse_errno(argv[1]);
+	unsigned action;
+	if (!strcmp(argv[1], "KILL"))
+		action = SECCOMP_RET_KILL_PROCESS;
+	else if (!strcmp(argv[1], "TRAP"))
+		action = SECCOMP_RET_TRAP;
+	else
+		action = SECCOMP_RET_ERRNO | ((unsigned)parse_errno(argv[1]) & SECCOMP_RET_DATA);
 	struct sock_filter filter[] = {
 	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
-	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
+	        BPF_STMT(BPF_RET | BPF_K, action),
 	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {sizeof(filter) / sizeof(filter[0]), filter};
