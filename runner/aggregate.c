@@ -1,7 +1,10 @@
 /* Raw stack aggregation and the one symbolization pass (see aggregate.h). */
 #include "runner/aggregate.h"
+#include "common/log.h"
+#include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "runner/attribution/attribute.h"
+#include "runner/sample/unwind.h"
 #include "runner/symbols/symbolize.h"
 
 #include <stdlib.h>
@@ -171,12 +174,63 @@ void aggregator_attach(struct aggregator *agg, struct attrib *attrib)
 	attrib->resolve_ctx = agg;
 }
 
+/* The modules whose every sampled frame lacked a symbol: stripped objects. */
+struct stripped {
+	struct {
+		uint32_t module;
+		int named;
+	} * m;
+	size_t n, alloc;
+};
+
+static void stripped_note(struct stripped *st, uint32_t module, int named)
+{
+	size_t k = 0;
+	while (k < st->n && st->m[k].module != module)
+		k++;
+	if (k == st->n) {
+		ALLOC_GROW(st->m, st->n + 1, st->alloc);
+		st->m[st->n].module = module;
+		st->m[st->n++].named = 0;
+	}
+	st->m[k].named |= named;
+}
+
+/* One warning naming the stripped objects (at most three), then frees st's list. */
+static void warn_stripped(struct stripped *st, const struct profile *p)
+{
+	struct strbuf names = STRBUF_INIT;
+	size_t count = 0;
+	const char *first = NULL;
+	for (size_t k = 0; k < st->n; k++) {
+		if (st->m[k].named)
+			continue;
+		if (!first)
+			first = profile_str(p, st->m[k].module);
+		if (count++ < 3)
+			strbuf_addf(&names, "%s%s", names.len ? ", " : "",
+			            profile_str(p, st->m[k].module));
+	}
+	if (count)
+		log_warn("%s%s %s stripped: %s functions are named by their offsets (%s+0x...); "
+		         "build without -s or 'strip', or install its debug symbols "
+		         "(docs/unwinding.md)",
+		         names.buf, count > 3 ? " and others" : "", count > 1 ? "are" : "is",
+		         count > 1 ? "their" : "its", first);
+	strbuf_release(&names);
+	free(st->m);
+}
+
 void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s,
                           const struct attrib_rules *rules)
 {
 	struct profile *p = a->prof;
 	aggregator_resolve(a, 0); /* a TAP test whose result never came: no test's */
-	uint32_t *frame_map = xmalloc(st_mult(a->nframes ? a->nframes : 1, sizeof(*frame_map)));
+	size_t nf = a->nframes ? a->nframes : 1;
+	uint32_t *frame_map = xmalloc(st_mult(nf, sizeof(*frame_map)));
+	/* Per raw frame: 1 a libc start frame, 2 the process itself. */
+	unsigned char *start = xcalloc(nf, 1);
+	struct stripped stripped = {0};
 	for (size_t i = 0; i < a->nframes; i++) {
 		const struct raw_frame *rf = &a->frames[i];
 		struct profile_frame pf = {0};
@@ -184,6 +238,7 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 			pf.function = (uint32_t)rf->offset;
 			pf.kind = PROFILE_FRAME_PROCESS;
 			frame_map[i] = profile_frame(p, &pf);
+			start[i] = 2;
 			continue;
 		}
 		if (rf->dso == RAW_UNSAMPLED) {
@@ -216,12 +271,41 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 		 * of one function at many lines fold into one frame of the flame graph. */
 		pf.line = 0;
 		frame_map[i] = profile_frame(p, &pf);
+		start[i] = (unsigned char)unwind_is_libc_start(si.function);
+		if (d->kind == DSO_FILE)
+			stripped_note(&stripped, pf.module, si.resolved);
 	}
+	warn_stripped(&stripped, p);
+	/* A stack is cut above a libc start frame (_start, __libc_start_main*,
+	 * __libc_start_call_main) that has frames other than start frames above it: a
+	 * frame-pointer walk went past the outermost frame (in a static executable, to the
+	 * garbage return address register_tm_clones). proc[i] is node i's process node, chain[i]
+	 * whether every frame from it to node i is a start frame. */
 	uint32_t *node_map = xmalloc(st_mult(a->nnodes, sizeof(*node_map)));
-	node_map[0] = 0;
-	for (size_t i = 1; i < a->nnodes; i++)
-		node_map[i] =
-		        profile_node(p, node_map[a->nodes[i].parent], frame_map[a->nodes[i].frame]);
+	uint32_t *proc = xmalloc(st_mult(a->nnodes, sizeof(*proc)));
+	unsigned char *chain = xmalloc(a->nnodes);
+	node_map[0] = proc[0] = 0;
+	chain[0] = 1;
+	for (size_t i = 1; i < a->nnodes; i++) {
+		uint32_t parent = a->nodes[i].parent, frame = a->nodes[i].frame;
+		if (start[frame] == 2) {
+			node_map[i] = profile_node(p, node_map[parent], frame_map[frame]);
+			proc[i] = node_map[i];
+			chain[i] = 1;
+			continue;
+		}
+		proc[i] = proc[parent];
+		if (start[frame] == 1 && !chain[parent]) {
+			node_map[i] = profile_node(p, proc[i], frame_map[frame]);
+			chain[i] = 1;
+			continue;
+		}
+		node_map[i] = profile_node(p, node_map[parent], frame_map[frame]);
+		chain[i] = start[frame] == 1 && chain[parent];
+	}
+	free(chain);
+	free(proc);
+	free(start);
 	uint32_t *rule_test = rules ? attrib_rules_node_tests(rules, p) : NULL;
 	for (size_t i = 0; i < a->nsamples; i++) {
 		const struct raw_sample *rs = &a->samples[i];

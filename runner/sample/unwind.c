@@ -625,6 +625,14 @@ int unwind_is_entry_point(const char *f)
 	return 0;
 }
 
+int unwind_is_libc_start(const char *f)
+{
+	size_t len = strcspn(f, "@");
+	return (len == 6 && !strncmp(f, "_start", 6)) ||
+	       (len == 22 && !strncmp(f, "__libc_start_call_main", 22)) ||
+	       !strncmp(f, "__libc_start_main", 17);
+}
+
 /* Whether a module is part of the C runtime where every process and thread starts. */
 static int is_c_runtime(const char *module)
 {
@@ -661,6 +669,10 @@ void unwind_truncation(const struct profile *p, struct unwind_truncation *out)
 		    is_c_runtime(profile_str(p, f->module)))
 			continue;
 		out->truncated += s->count;
+		const char *fn = profile_str(p, f->function), *mod = profile_str(p, f->module);
+		size_t ml = strlen(mod);
+		if (ml && !strncmp(fn, mod, ml) && !strncmp(fn + ml, "+0x", 3))
+			out->unnamed += s->count;
 		size_t k = 0;
 		while (k < nw && w[k].module != f->module)
 			k++;

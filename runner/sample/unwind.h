@@ -157,6 +157,7 @@ size_t unwinder_fix_leaf(struct unwinder *u, const struct unwind_map *leaf,
 struct unwind_truncation {
 	uint64_t samples;   /* samples with at least one frame */
 	uint64_t truncated; /* of them, stacks not starting at an entry point */
+	uint64_t unnamed;   /* of those, the ones whose outermost frame has no symbol (MOD+0x...) */
 	char where[256];    /* the modules most truncated stacks end in, ", "-separated */
 };
 
@@ -166,6 +167,14 @@ struct unwind_truncation {
  * runtime.rt0_go and runtime.mstart.
  */
 int unwind_is_entry_point(const char *function);
+
+/*
+ * Whether function is one of the C library's frames where the main thread's stack begins
+ * (_start, __libc_start_main and its variants, __libc_start_call_main), in whatever module:
+ * a static executable holds them itself. A frame-pointer walk that goes past them follows a
+ * register the C library never set up: what it finds there is garbage.
+ */
+int unwind_is_libc_start(const char *function);
 
 /*
  * Counts, over p's samples, the stacks that look truncated: whose outermost frame is neither an

@@ -2,6 +2,9 @@
 # Symbolization end to end on real programs: C++ names come out demangled, shared-library
 # frames are named, and code JIT-compiled into anonymous memory is named through the
 # /tmp/perf-PID.map file the program writes (as python -X perf or node --perf-basic-prof do).
+# A static executable built with frame pointers: its stacks end at __libc_start_call_main,
+# not at the garbage a frame-pointer walk finds past it, and draw no frame-pointer warning;
+# stripped, it draws one warning saying so.
 . "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || fail "g++ is needed (build-essential)"
 
@@ -85,4 +88,58 @@ for line in open(sys.argv[1]):
 print(f"jit leaf samples: {jit}/{total}")
 sys.exit(0 if total and jit / total > 0.8 else 1)
 PY
+
+# --- a static executable with frame pointers, then stripped ---------------------------------
+cat >"$TMP/p.c" <<'C'
+#include <stdio.h>
+__attribute__((noinline)) unsigned long hot(long n)
+{
+	unsigned long h = 0;
+	for (long i = 0; i < n; i++)
+		h = h * 31 + (unsigned long)i;
+	return h;
+}
+__attribute__((noinline)) unsigned long outer(long n) { return hot(n) + 1; }
+int main(void)
+{
+	printf("%lu\n", outer(300000000L));
+	return 0;
+}
+C
+if cc -O2 -g -static -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$TMP/p_static" \
+	"$TMP/p.c" 2>"$TMP/static.cc"; then
+	run_capture static "$CIPROF" run --hz 999 --unwind fp --no-store -o "$TMP/static.folded" \
+		-- "$TMP/p_static"
+	expect_rc "static executable" 0 static
+	expect_no_grep "static executable with frame pointers" "$TMP/static.err" "frame pointers"
+	expect_no_grep "static executable: nothing past libc's start" "$TMP/static.folded" \
+		"register_tm_clones"
+	python3 - "$TMP/static.folded" <<'PY' || check_failed "static stacks do not start at libc's start"
+import sys
+total = good = 0
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if frames[-1] != "hot":
+        continue
+    total += int(n)
+    if frames[1:4] == ["__libc_start_call_main", "main", "outer"]:
+        good += int(n)
+print(f"hot samples under p_static;__libc_start_call_main;main;outer: {good}/{total}")
+sys.exit(0 if total and good / total > 0.9 else 1)
+PY
+	cp "$TMP/p_static" "$TMP/p_stripped"
+	strip "$TMP/p_stripped"
+	run_capture stripped "$CIPROF" run --hz 999 --unwind fp --no-store -o "$TMP/stripped.folded" \
+		-- "$TMP/p_stripped"
+	expect_rc "stripped static executable" 0 stripped
+	expect_grep "stripped executable named" "$TMP/stripped.err" "p_stripped is stripped"
+	n=$(grep -c "is stripped" "$TMP/stripped.err")
+	[ "$n" -eq 1 ] && ok "the stripped warning comes once" ||
+		check_failed "the stripped warning comes $n times: $(cat "$TMP/stripped.err")"
+	expect_no_grep "stripped executable: no frame-pointer advice" "$TMP/stripped.err" \
+		"frame pointers"
+else
+	ok "no static C library here ($(head -n1 "$TMP/static.cc")); static case not checked"
+fi
 finish
