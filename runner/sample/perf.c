@@ -37,10 +37,9 @@
 #define DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: fits the default perf_event_mlock_kb */
 /* --unwind dwarf rings hold about this many seconds of samples at --hz, up to MAX pages per
  * CPU and TOTAL bytes for all CPUs together (many-core machines). */
-#define DWARF_RING_SECONDS     0.4
-#define DWARF_RING_PAGES_MAX   2048
-#define DWARF_RING_TOTAL       ((size_t)64 << 20)
-#define TRUNCATED_WARN_SAMPLES 20 /* --unwind dwarf: stacks deeper than the copy */
+#define DWARF_RING_SECONDS   0.4
+#define DWARF_RING_PAGES_MAX 2048
+#define DWARF_RING_TOTAL     ((size_t)64 << 20)
 struct ring {
 	int fd;
 	int cpu;
@@ -70,6 +69,11 @@ struct session {
 	struct unwind_map *umaps; /* the sampled process's maps, rebuilt per sample */
 	size_t umaps_alloc;
 	uint64_t dwarf_unwound, dwarf_fp_used, dwarf_no_regs, dwarf_stack_short;
+	/* Deep stacks: the kernel's chain stops at kernel.perf_event_max_stack (max_stack, 0
+	 * when unknown), ciprof's stacks at MAX_FRAMES. Of the samples (stacks), how many had
+	 * their kernel chain at that limit (at_kernel_max), how many ended at ciprof's (at_cap). */
+	long max_stack;
+	uint64_t stacks, at_kernel_max, at_cap;
 	uint64_t scratch[65536 / 8];
 };
 
@@ -714,6 +718,7 @@ static long perf_sample(void *be, struct runner_session *rs, const struct run_ev
 	if (max > MAX_FRAMES)
 		max = MAX_FRAMES;
 	size_t n = perf_user_callchain(&smp, ips, max);
+	size_t nkernel = n;
 	if (dwarf) {
 		uint64_t fp[MAX_FRAMES];
 		memcpy(fp, ips, n * sizeof(*ips));
@@ -723,6 +728,13 @@ static long perf_sample(void *be, struct runner_session *rs, const struct run_ev
 		memcpy(fp, ips, n * sizeof(*ips));
 		n = fp_stack(s, p, &smp, fp, n, ips);
 	}
+	/* A stack at a depth limit: ciprof's, or the kernel's chain when the stack is that chain
+	 * (its leaf's caller put back at most), not a longer DWARF unwind. */
+	s->stacks++;
+	if (n >= MAX_FRAMES)
+		s->at_cap++;
+	else if (s->max_stack > 0 && nkernel >= (size_t)s->max_stack && n <= nkernel + 1)
+		s->at_kernel_max++;
 	*pp = p;
 	*weight = 1;
 	*ns = smp.period;
@@ -871,6 +883,34 @@ static void perf_read_rings(void *be, struct runner_session *rs, int final)
 
 /* ---- unwinding summaries ---- */
 
+/* Whether most stacks, or most of the short ones (of `short_ones` samples), end at a depth
+ * limit: the kernel's perf_event_max_stack or ciprof's MAX_FRAMES. */
+static int deep_share(const struct session *s, uint64_t short_ones)
+{
+	uint64_t deep = s->at_kernel_max + s->at_cap;
+	return deep >= TRUNCATED_WARN_SAMPLES && deep * 2 >= short_ones;
+}
+
+/* One warning that stacks are deeper than the limit they stop at (deep recursion), naming it. */
+static void warn_deep(const struct session *s)
+{
+	if (!deep_share(s, (uint64_t)(TRUNCATED_WARN_SHARE * (double)s->stacks)))
+		return;
+	int kernel = s->at_kernel_max >= s->at_cap;
+	uint64_t deep = kernel ? s->at_kernel_max : s->at_cap;
+	if (kernel)
+		log_warn("%.0f%% of samples have call stacks deeper than the kernel's limit of %ld "
+		         "frames (kernel.perf_event_max_stack), so their outer callers are "
+		         "missing; raise it, e.g. 'sudo sysctl kernel.perf_event_max_stack=%d' "
+		         "(ciprof keeps at most %d frames), or use --unwind dwarf",
+		         100.0 * (double)deep / (double)s->stacks, s->max_stack, MAX_FRAMES,
+		         MAX_FRAMES);
+	else
+		log_warn("%.0f%% of samples have call stacks deeper than ciprof's limit of %d "
+		         "frames, so their outer callers are missing (deep recursion)",
+		         100.0 * (double)deep / (double)s->stacks, MAX_FRAMES);
+}
+
 /* --unwind dwarf: what the unwinder did (-v), a warning when stack copies were too short; then
  * closes its sessions, so their files are not open while the symbolizer opens its own. */
 static void finish_unwinding(struct session *s)
@@ -915,8 +955,36 @@ static void finish_unwinding(struct session *s)
 		         "callers are missing: raise --stack-size (at most %d)",
 		         100.0 * (double)s->dwarf_stack_short / (double)s->dwarf_unwound,
 		         s->opts->stack_size, RUNNER_STACK_SIZE_MAX);
+	warn_deep(s);
 	unwinder_free(s->unw);
 	s->unw = NULL;
+}
+
+/* --unwind fp: stacks cut at a depth limit, or ending in a stripped object's unnamed frames,
+ * are told apart here; the rest is the shared stop-short warning (unwind_warn_truncated). */
+static void warn_truncated(const struct session *s)
+{
+	if (s->opts->unwind == RUNNER_UNWIND_DWARF)
+		return;
+	struct unwind_truncation t;
+	unwind_truncation(s->rs->prof, &t);
+	if (t.samples < TRUNCATED_WARN_SAMPLES ||
+	    (double)t.truncated < TRUNCATED_WARN_SHARE * (double)t.samples)
+		return;
+	/* Stacks cut at a depth limit (deep recursion), not by code without frame pointers. */
+	if (deep_share(s, t.truncated)) {
+		warn_deep(s);
+		return;
+	}
+	/* Stacks ending in a stripped object's unnamed frames: whether they reach the entry
+	 * point cannot be told (the symbolizer's warning names the object). */
+	if ((double)t.unnamed >= 0.5 * (double)t.truncated) {
+		log_verbose("%.0f%% of samples have call stacks whose outermost frame has no "
+		            "symbol (most end in %s): stripped, so the entry point is not known",
+		            100.0 * (double)t.unnamed / (double)t.samples, t.where);
+		return;
+	}
+	unwind_warn_truncated(s->rs->prof, UNWIND_ADVICE_PERF);
 }
 
 /* ---- the runner's ops ---- */
@@ -981,8 +1049,7 @@ static uint64_t perf_finish(void *be, struct runner_session *rs)
 static void perf_report(void *be, struct runner_session *rs)
 {
 	struct session *s = be;
-	if (s->opts->unwind != RUNNER_UNWIND_DWARF)
-		unwind_warn_truncated(rs->prof, UNWIND_ADVICE_PERF);
+	warn_truncated(s);
 	if (s->nbells && s->bells_armed)
 		log_verbose(
 		        "exec doorbells rang %llu times and counted %llu ns of CPU time (0: each "
@@ -1029,5 +1096,6 @@ void *perf_backend_new(const struct runner_opts *opts)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
 	s->opts = opts;
+	s->max_stack = read_long_file("/proc/sys/kernel/perf_event_max_stack", 0);
 	return s;
 }

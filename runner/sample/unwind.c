@@ -704,9 +704,6 @@ void unwind_truncation(const struct profile *p, struct unwind_truncation *out)
 	free(w);
 }
 
-#define TRUNCATED_WARN_SHARE   0.30
-#define TRUNCATED_WARN_SAMPLES 20
-
 void unwind_warn_truncated(const struct profile *p, enum unwind_advice advice)
 {
 	struct unwind_truncation t;

@@ -185,6 +185,11 @@ int unwind_is_libc_start(const char *function);
  */
 void unwind_truncation(const struct profile *p, struct unwind_truncation *out);
 
+/* The stop-short warning's bar: at least this share of at least this many samples (also
+ * the perf backend's bar for its depth-limit warnings). */
+#define TRUNCATED_WARN_SHARE   0.30
+#define TRUNCATED_WARN_SAMPLES 20
+
 /* Who reads the advice of unwind_warn_truncated: the perf backend (--unwind dwarf is the
  * cure) or the LD_PRELOAD backend (frame pointers only: rebuilding is, or the perf backend). */
 enum unwind_advice { UNWIND_ADVICE_PERF, UNWIND_ADVICE_PRELOAD };
