@@ -196,6 +196,17 @@ static void stripped_note(struct stripped *st, uint32_t module, int named)
 	st->m[k].named |= named;
 }
 
+/* Whether path is a system object (the distribution's: most of Debian's are stripped, and
+ * the suite cannot rebuild them), which the stripped warning leaves out. */
+static int system_path(const char *path)
+{
+	static const char *const dirs[] = {"/usr/", "/lib", "/bin/", "/sbin/", "/opt/", "/nix/"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(path, dirs[i], strlen(dirs[i])))
+			return 1;
+	return 0;
+}
+
 /* One warning naming the stripped objects (at most three), then frees st's list. */
 static void warn_stripped(struct stripped *st, const struct profile *p)
 {
@@ -272,7 +283,7 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 		pf.line = 0;
 		frame_map[i] = profile_frame(p, &pf);
 		start[i] = (unsigned char)unwind_is_libc_start(si.function);
-		if (d->kind == DSO_FILE)
+		if (d->kind == DSO_FILE && !system_path(d->path))
 			stripped_note(&stripped, pf.module, si.resolved);
 	}
 	warn_stripped(&stripped, p);

@@ -153,11 +153,12 @@ signal_test term_plain TERM 143 sh sh -c 'while :; do :; done'
 # The CI templates run `ciprof run -- bash -c "..."`. Without a terminal, a signal sent to
 # ciprof must reach the program bash runs too (CMD's whole process group), not bash alone:
 # SIGTERM must not leave it running orphaned, SIGINT must not let the script go on.
-# group_signal_test NAME SIGNAL EXPECTED_RC
+# group_signal_test NAME SIGNAL EXPECTED_RC [CIPROF RUN OPTIONS...]
 group_signal_test() {
 	local name=$1 sig=$2 expect=$3 i grandchild
+	shift 3
 	rm -f "$TMP/$name.pid"
-	CIPROF_TEST_SETSID=1 start_bg "$CIPROF" run --no-store -- bash -c \
+	CIPROF_TEST_SETSID=1 start_bg "$CIPROF" run --no-store "$@" -- bash -c \
 		'sh -c "echo \$\$ >\"$1.tmp\"; mv \"$1.tmp\" \"$1\"; exec sleep 30"; echo went on' \
 		bash "$TMP/$name.pid" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null
 	local pid=$BG
@@ -195,6 +196,7 @@ group_signal_test() {
 }
 group_signal_test term_group TERM 143
 group_signal_test int_group INT 130
+group_signal_test term_group_pty TERM 143 --pty
 
 # --- signals after the command's end -----------------------------------------------------
 # A second SIGTERM/SIGINT while ciprof works after CMD's end (reading JUnit files,

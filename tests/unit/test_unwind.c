@@ -403,6 +403,16 @@ static void test_entry_points(void **state)
 	assert_false(unwind_is_entry_point("main"));
 	assert_false(unwind_is_entry_point("_start_x"));
 	assert_false(unwind_is_entry_point(""));
+	/* libc's start frames, where a frame-pointer walk must stop (static executables). */
+	assert_true(unwind_is_libc_start("_start"));
+	assert_true(unwind_is_libc_start("__libc_start_call_main"));
+	assert_true(unwind_is_libc_start("__libc_start_main"));
+	assert_true(unwind_is_libc_start("__libc_start_main_impl"));
+	assert_true(unwind_is_libc_start("__libc_start_main@@GLIBC_2.34"));
+	assert_false(unwind_is_libc_start("start_thread"));
+	assert_false(unwind_is_libc_start("register_tm_clones"));
+	assert_false(unwind_is_libc_start("_start_x"));
+	assert_false(unwind_is_libc_start("main"));
 }
 
 /* Adds count samples of a stack given root-first as "function@module" strings. */
@@ -434,16 +444,19 @@ static void test_truncation(void **state)
 	const char *cut[] = {"work@prog"};
 	const char *cut_lib[] = {"PyEval_EvalFrameDefault@libpython3.11.so.1.0",
 	                         "PyObject_Call@libpython3.11.so.1.0"};
+	const char *stripped[] = {"prog+0x1650@prog", "prog+0x14f9@prog"};
 	add_stack(p, "prog", complete, 4, 10);
 	add_stack(p, "prog", via_libc, 3, 5);
 	add_stack(p, "prog", thread, 3, 5);
 	add_stack(p, "prog", cut, 1, 30);
 	add_stack(p, "python3", cut_lib, 2, 50);
 	add_stack(p, "prog", NULL, 0, 7); /* the process frame alone: not counted */
+	add_stack(p, "prog", stripped, 2, 10);
 	struct unwind_truncation t;
 	unwind_truncation(p, &t);
-	assert_int_equal(t.samples, 100);
-	assert_int_equal(t.truncated, 80);
+	assert_int_equal(t.samples, 110);
+	assert_int_equal(t.truncated, 90);
+	assert_int_equal(t.unnamed, 10); /* a stripped object's unnamed outermost frame */
 	assert_string_equal(t.where, "libpython3.11.so.1.0, prog");
 	profile_free(p);
 
