@@ -47,6 +47,11 @@ struct ctest_pending {
 /* How long an exec may wait for its command line: then it is named by its executable. */
 #define CTEST_PENDING_NS (200ULL * 1000000ULL)
 
+/* How long ctest_watch_exec re-reads, every 20 us, a command line not in place yet: execve
+ * puts it there tens to hundreds of microseconds after the exec record (the doorbell), and a
+ * 1 ms test has ended before the next round's re-read. */
+#define CTEST_SETTLE_NS (3ULL * 1000000ULL)
+
 /* A test process that ended before /proc showed its command line, whose executable several
  * tests run: marked with a stand-in id until the run's end names it (ctest_watch_finish). */
 struct ctest_unnamed {
@@ -89,7 +94,8 @@ void ctest_watch_command(struct ctest_watch *w, char **argv);
 /*
  * perf: process pid exec'd a program named comm (its COMM record, at the time it is read, so
  * that /proc still shows the process). A ctest starts a query; any process is matched with
- * the tests known, or kept for the queries outstanding.
+ * the tests known, or kept for the queries outstanding. A command line not in place yet is
+ * re-read for up to CTEST_SETTLE_NS before the exec is left pending (ctest_watch_retry).
  */
 void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm, uint64_t time);
 /* perf: a file mapping of pid; the first one after an exec that ctest_watch_exec could not
