@@ -417,15 +417,18 @@ static int proc_alive(pid_t pid)
  * tests)" in 49 of 60 such tests with a free core. Still empty after CTEST_SETTLE_NS: NULL
  * (pending).
  */
-static char **read_new_cmdline(pid_t pid)
+static char **read_new_cmdline(struct ctest_watch *w, pid_t pid)
 {
 	char **argv = read_cmdline(pid);
+	if (argv)
+		return argv;
 	uint64_t start = launch_now_ns();
 	while (!argv && launch_now_ns() - start < CTEST_SETTLE_NS && proc_alive(pid)) {
 		struct timespec pause = {0, 20000};
 		nanosleep(&pause, NULL);
 		argv = read_cmdline(pid);
 	}
+	w->settled += argv != NULL;
 	return argv;
 }
 
@@ -494,7 +497,7 @@ void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm, uint64
 			drop_pending(w, i); /* it exec'd again */
 			break;
 		}
-	char **argv = read_new_cmdline(pid);
+	char **argv = read_new_cmdline(w, pid);
 	if (argv) {
 		exec_read(w, pid, comm, argv);
 		return;
@@ -605,9 +608,23 @@ void ctest_watch_finish(struct ctest_watch *w)
 			          "never seen otherwise",
 			          (int)u->pid, test, u->exe);
 	}
+	if (w->settled)
+		log_verbose("ctest: %llu execs read before execve had put their command line in "
+		            "place, read again at once",
+		            (unsigned long long)w->settled);
 	if (w->nunnamed)
 		log_verbose("ctest: %zu test processes ended before their command line could be "
 		            "read, their program run by several tests: %zu named by elimination, "
 		            "%zu left outside tests",
 		            w->nunnamed, named, w->nunnamed - named);
+	/* Not only with -v: their CPU time is missing from their tests, and a test of a few
+	 * milliseconds is lost this way whenever ciprof waits for a CPU as it starts. */
+	if (w->nunnamed > named)
+		log_warn(
+		        "%zu CTest test processes ended before ciprof could read their command "
+		        "line, and several tests run their program: their CPU time is outside "
+		        "tests (tests of a few milliseconds are lost this way when ciprof does not "
+		        "get a CPU within a millisecond of their start: docs/attribution.md, Known "
+		        "limits)",
+		        w->nunnamed - named);
 }

@@ -76,6 +76,7 @@ struct ctest_watch {
 	pid_t tests_ctest; /* the first ctest process seen that runs tests (perf arms its exec
 	                      doorbells then), 0 before */
 	uint64_t queries;  /* ctest invocations asked for their tests */
+	uint64_t settled;  /* execs read before their command line was in place, then read */
 	struct ctest_unnamed *unnamed;
 	size_t nunnamed, unnamed_alloc;
 	pid_t root;     /* the command's process, once started (set by the backend) */
