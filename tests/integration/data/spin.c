@@ -12,7 +12,7 @@ __attribute__((noinline)) static void work(long n)
 int main(int argc, char **argv)
 {
 	work(argc > 1 ? atol(argv[1]) : 10);
-	if (argc > 2)
+	if (argc > 2 && atoi(argv[2]) > 0) /* no usleep(0): a yield gives ciprof a CPU */
 		usleep(1000 * (useconds_t)atoi(argv[2]));
 	return getenv("SPIN_FAIL") ? 1 : 0;
 }
