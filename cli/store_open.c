@@ -33,14 +33,7 @@ int cli_store_check(const char *path)
 		return -1;
 	store_close(s);
 	/* A writer makes the -wal and -shm files beside the database. */
-	char *dir = xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
+	char *dir = xdirname(path);
 	int r = 0;
 	if (access(dir, W_OK) < 0)
 		r = cp_error_errno(

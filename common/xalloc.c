@@ -102,3 +102,11 @@ void *grow_array(void *arr, size_t elem, size_t need, size_t *alloc)
 	*alloc = n;
 	return arr;
 }
+
+char *cp_xdirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return cp_xstrdup(".");
+	return cp_xstrndup(path, slash == path ? 1 : (size_t)(slash - path));
+}

@@ -17,12 +17,15 @@ char *cp_xstrdup(const char *s);
 char *cp_xstrndup(const char *s, size_t n);
 /* printf into a new string (owned by the caller). */
 char *cp_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The folder of path, as a new string: "." for a bare name, "/" for a name at the root. */
+char *cp_xdirname(const char *path);
 #define xmalloc   cp_xmalloc
 #define xcalloc   cp_xcalloc
 #define xrealloc  cp_xrealloc
 #define xstrdup   cp_xstrdup
 #define xstrndup  cp_xstrndup
 #define xasprintf cp_xasprintf
+#define xdirname  cp_xdirname
 
 /* Out of memory allocating n bytes, inside a library that does not use the wrappers above:
  * the same message, and abort. */

@@ -48,14 +48,7 @@ static const char *const stmt_sql[Q_NSTMTS] = {
 /* Whether path's folder (or its medium) is read-only for this process. */
 static int read_only_place(const char *path)
 {
-	char *dir = xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
+	char *dir = xdirname(path);
 	int ro = access(dir, W_OK) < 0 && (errno == EACCES || errno == EROFS || errno == EPERM);
 	free(dir);
 	return ro;
