@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
-# bench/ab/workload2.sh: `ciprof ab` on bench/verdicts/workload2, the suite the history mode
-# misses a jumpy function on (docs/benchmarks.md, "A second workload, never tuned on").
+# bench/ab/workload.sh: `ciprof ab` on a bench/verdicts workload, such as workload2, the suite
+# the history mode misses a jumpy function on (docs/benchmarks.md, "A second workload, never
+# tuned on"), or workload3, on which it finds none of the planted changes ("A third workload").
 #
-#   bench/ab/workload2.sh [CIPROF]        (default: $CIPROF, else ./build/ciprof)
+#   bench/ab/workload.sh [CIPROF]        (default: $CIPROF, else ./build/ciprof)
 #
-# Builds workload2 in a scratch folder and runs, N times each, an A/A comparison (both sides
+# Builds the workload (WL) in a scratch folder and runs, N times each, an A/A comparison (both sides
 # `ctest --test-dir build -j2`) and an A/B comparison per percentage in PCTS, whose head runs
 # the same suite with FUNC made that much slower (VB_SLOW_FUNC, VB_SLOW_PCT), each with
 # --fail-on-regression at ciprof ab's defaults. Prints one line per comparison (exit status,
 # rounds, seconds, FUNC's measured change and kind, everything flagged) and a summary.
 #
-# Environment: N (6), FUNC (sip_rounds, the 18 % function), PCTS ("20 10").
+# Environment: WL (workload2: a folder of bench/verdicts), N (6), FUNC (the workload's
+# planted.json FUNC20: sip_rounds, the 18 % function, for workload2), PCTS ("20 10").
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ciprof=$(realpath "${1:-${CIPROF:-./build/ciprof}}")
+wl=${WL:-workload2}
+[ -f "$here/../verdicts/$wl/planted.json" ] || { echo "no workload $wl in bench/verdicts" >&2; exit 2; }
 n=${N:-6}
-func=${FUNC:-sip_rounds}
+func=${FUNC:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["FUNC20"])' "$here/../verdicts/$wl/planted.json")}
 pcts=${PCTS:-20 10}
-work=$(mktemp -d "${TMPDIR:-/tmp}/ciprof-bench-abw2.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/ciprof-bench-ab.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cp "$here/../verdicts/workload2/"{CMakeLists.txt,w2.c} "$work/"
+cp "$here/../verdicts/$wl/"*.c "$here/../verdicts/$wl/CMakeLists.txt" "$work/"
 cd "$work"
 cmake -S . -B build -DCMAKE_BUILD_TYPE= >/dev/null
 cmake --build build -j2 >/dev/null
