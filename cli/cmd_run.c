@@ -210,8 +210,10 @@ static void print_summary(const struct profile *p)
 	struct profile_func *f;
 	size_t n = profile_functions(p, NULL, &f);
 	struct strbuf esc = STRBUF_INIT;
-	fprintf(stderr, "ciprof: top functions by self share:\n");
-	fprintf(stderr, "   self   total  function\n");
+	if (n) {
+		fprintf(stderr, "ciprof: top functions by self share:\n");
+		fprintf(stderr, "   self   total  function\n");
+	}
 	for (size_t i = 0; i < n && i < 10; i++) {
 		const char *mod = profile_str(p, f[i].module);
 		/* Names are the profiled program's: never raw to a terminal or a CI log. */
