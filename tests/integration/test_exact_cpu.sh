@@ -62,6 +62,8 @@ PY
 		ok "$label: every test's CPU seconds at most 3 ms + 2 % under and 15 ms + 5 % over its own getrusage"
 	else
 		check_failed "$label: a test's CPU seconds are off (above)"
+		# What ciprof said of the run (a test left outside tests is named in a warning).
+		sed 's/^/    /' "$TMP/$label.err" | grep -v '^    ciprof: top\|^     *[0-9.]*%' | head -20
 	fi
 }
 
