@@ -12,7 +12,8 @@
 # rounds, seconds, FUNC's measured change and kind, everything flagged) and a summary.
 #
 # Environment: WL (workload2: a folder of bench/verdicts), N (6), FUNC (the workload's
-# planted.json FUNC20: sip_rounds, the 18 % function, for workload2), PCTS ("20 10").
+# planted.json FUNC20: sip_rounds, the 18 % function, for workload2), PCTS ("20 10"), AB_ARGS
+# (more `ciprof ab` options, split on spaces: "--max-rounds 20").
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ciprof=$(realpath "${1:-${CIPROF:-./build/ciprof}}")
@@ -32,7 +33,8 @@ suite="ctest --test-dir build -j2"
 one() { # KIND PCT
 	local kind=$1 pct=$2 head=$suite rc=0
 	[ "$pct" = 0 ] || head="env VB_SLOW_FUNC=$func VB_SLOW_PCT=$pct $suite"
-	"$ciprof" -q ab --no-store --format json --fail-on-regression --base "$suite" \
+	# shellcheck disable=SC2086 # AB_ARGS is split on purpose
+	"$ciprof" -q ab --no-store --format json --fail-on-regression ${AB_ARGS:-} --base "$suite" \
 		--head "$head" >out.json 2>err.txt || rc=$?
 	[ "$rc" -le 1 ] || { cat err.txt >&2; exit 1; }
 	python3 - "$kind" "$rc" "$func" <<'PY'
