@@ -174,6 +174,8 @@ char *perf_diagnose(int err, int paranoid, int seccomp, int privileged, int in_m
 	return strbuf_detach(&sb, NULL);
 }
 
+static int refused_killed(void);
+
 int perf_syscall_kills(void)
 {
 	int seccomp, privileged;
@@ -313,8 +315,7 @@ int runner_event_probe(enum runner_event e)
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	if (perf_syscall_kills())
-		return cp_error("perf_event_open is forbidden by a seccomp filter that kills its "
-		                "caller (SIGSYS)");
+		return refused_killed(); /* the same diagnosis as a run's */
 	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		int err = errno;
