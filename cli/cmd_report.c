@@ -25,6 +25,7 @@ enum {
 	OPT_HEAD,
 	OPT_BASE,
 	OPT_BASE_RUNS,
+	OPT_HEAD_RUNS,
 	OPT_FORMAT,
 	OPT_FAIL,
 	OPT_MIN_CHANGE,
@@ -49,6 +50,9 @@ static const struct cli_option report_options[] = {
          "compare with a branch, a run id or a commit (default: the head's base branch, else "
          "main)"},
         {"base-runs", OPT_BASE_RUNS, "N", "at most N base runs merged as the baseline (default 5)"},
+        {"head-runs", OPT_HEAD_RUNS, "N",
+         "a finding must show in each of the newest N runs of the head's commit (default 3; "
+         "1: the head alone)"},
         {"format", OPT_FORMAT, "FMT", "md (default), html, svg or json"},
         {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
         {"fail-on-regression", OPT_FAIL, NULL, "exit 1 when the verdict is regression"},
@@ -135,7 +139,13 @@ static const char report_description[] =
         "  ciprof report --ab 1767225600-4242          # a 'ciprof ab' comparison, again";
 
 /* Which of the options .ciprof.yml also sets were given on the command line (they win). */
-enum { SET_BASE_RUNS = 1, SET_MIN_CHANGE = 2, SET_MIN_SHARE = 4, SET_ALPHA = 8 };
+enum {
+	SET_BASE_RUNS = 1,
+	SET_MIN_CHANGE = 2,
+	SET_MIN_SHARE = 4,
+	SET_ALPHA = 8,
+	SET_HEAD_RUNS = 16
+};
 
 struct report_args {
 	const char *db, *base, *output, *ab;
@@ -147,6 +157,7 @@ struct report_args {
 	const char *id, *artifact_url;
 	long trend_runs;
 	int focus;
+	size_t head_runs;
 };
 
 int cli_parse_number(const char *cmd, const char *opt, const char *arg, double lo, double hi,
@@ -193,6 +204,16 @@ static int report_opt(void *ctx, int id, const char *arg)
 		}
 		a->opts.base_runs = (size_t)n;
 		a->set |= SET_BASE_RUNS;
+		return 0;
+	case OPT_HEAD_RUNS:
+		if (cli_parse_int(arg, 1, 20, &n) < 0) {
+			cli_usage_error("report",
+			                "--head-runs takes a whole number from 1 to 20, not '%s'",
+			                arg);
+			return -1;
+		}
+		a->head_runs = (size_t)n;
+		a->set |= SET_HEAD_RUNS;
 		return 0;
 	case OPT_FORMAT:
 		return cli_parse_report_format("report", arg, &a->format);
@@ -266,6 +287,8 @@ static int apply_config(struct report_args *a, struct config *cfg, struct frames
 		a->base = base;
 	if (!(a->set & SET_BASE_RUNS))
 		a->opts.base_runs = (size_t)config_int(cfg, CONFIG_REPORT_BASE_RUNS);
+	if (!(a->set & SET_HEAD_RUNS))
+		a->head_runs = (size_t)config_int(cfg, CONFIG_REPORT_HEAD_RUNS);
 	if (!(a->set & SET_MIN_CHANGE))
 		a->opts.min_change = config_number(cfg, CONFIG_REPORT_MIN_CHANGE) / 100;
 	if (!(a->set & SET_MIN_SHARE))
@@ -314,6 +337,79 @@ static void filter_profile(const struct frames_filter *ff, struct profile **p)
 	struct profile *f = frames_filter_apply(ff, *p);
 	profile_free(*p);
 	*p = f;
+}
+
+/* Whether a and b carry the same tags, the host's measurements (host.*) aside: a CI matrix's
+ * jobs that tag their runs (run --tag) are not runs of one build. */
+static int same_tags(const struct run_meta *a, const struct run_meta *b)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const struct run_meta *x = pass ? b : a, *y = pass ? a : b;
+		for (size_t i = 0; i < x->ntags; i++) {
+			if (!strncmp(x->tags[i].key, "host.", 5))
+				continue;
+			const char *v = run_meta_tag(y, x->tags[i].key);
+			if (!v || strcmp(v, x->tags[i].value))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * Up to want more runs of the head's code confirm its findings (report_diff_confirm): the
+ * newest stored before it of its commit and branch, from a clean work tree, of its command,
+ * rate, tags (same_tags) and exit status 0 ('ciprof ab' runs carry an ab tag).
+ * 0, or -1 with cp_error set.
+ */
+static int confirm(struct store *s, const struct run_meta *head, const struct report_baseline *base,
+                   const struct frames_filter *ff, const struct report_options *opts, size_t want,
+                   struct report_diff *diff)
+{
+	if (!*head->commit || head->dirty || head->stats.exit_status)
+		return 0;
+	struct store_run_filter f = {.commit = head->commit,
+	                             .branch = head->branch,
+	                             .before = head->id,
+	                             .limit = 50,
+	                             .tags = 1};
+	struct run_meta *runs = NULL;
+	size_t n = 0;
+	if (store_find_runs(s, &f, &runs, &n) < 0)
+		return -1;
+	struct report_diff **more = xcalloc(want, sizeof(*more));
+	int64_t *ids = xcalloc(want, sizeof(*ids));
+	size_t k = 0;
+	int r = 0;
+	for (size_t i = 0; i < n && k < want; i++) {
+		const struct run_meta *m = &runs[i];
+		if (m->dirty || m->stats.exit_status || strcmp(m->command, head->command) ||
+		    m->stats.period_ns != head->stats.period_ns || !same_tags(m, head))
+			continue;
+		struct profile *p = NULL;
+		if (store_load_profile(s, m->id, NULL, &p) < 0) {
+			r = -1;
+			break;
+		}
+		if (!frames_filter_empty(ff))
+			filter_profile(ff, &p);
+		if (profile_total(p, NULL)) {
+			struct report_options o = *opts;
+			o.head_quiet = report_head_quiet(m);
+			report_diff_new(&more[k], base->merged, base->n, base->runs, base->nruns, p,
+			                &o);
+			ids[k++] = m->id;
+		}
+		profile_free(p);
+	}
+	if (!r)
+		report_diff_confirm(diff, more, ids, k);
+	for (size_t i = 0; i < k; i++)
+		report_diff_free(more[i]);
+	free(more);
+	free(ids);
+	store_runs_free(runs, n);
+	return r;
 }
 
 int cli_write_output(const char *path, const struct strbuf *buf)
@@ -480,6 +576,11 @@ int cmd_report(int argc, char **argv)
 	a.opts.head_quiet = report_head_quiet(&head);
 	if (base.n)
 		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
+	if (diff && a.head_runs > 1 &&
+	    confirm(s, &head, &base, &ff, &a.opts, a.head_runs - 1, diff) < 0) {
+		r = cli_runtime_error();
+		goto out;
+	}
 	if (diff) {
 		report_note_load(diff, &head, &base);
 		advisory = report_advisory(&base, diff);

@@ -38,6 +38,10 @@ static const struct config_key_info keys[CONFIG_NKEYS] = {
         [CONFIG_REPORT_BASE_RUNS] = {"report.base-runs", CONFIG_T_INT, "5", 1, 1000, 0, NULL,
                                      "CIPROF_REPORT_BASE_RUNS",
                                      "base runs merged as the baseline (report --base-runs)"},
+        [CONFIG_REPORT_HEAD_RUNS] = {"report.head-runs", CONFIG_T_INT, "3", 1, 20, 0, NULL,
+                                     "CIPROF_REPORT_HEAD_RUNS",
+                                     "runs of the head's commit a finding must show in every "
+                                     "one of (report --head-runs)"},
         [CONFIG_REPORT_MIN_CHANGE] = {"report.min-change", CONFIG_T_NUMBER, "5", 0, 1000, 0, NULL,
                                       "CIPROF_REPORT_MIN_CHANGE",
                                       "smallest relative change reported, in percent "

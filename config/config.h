@@ -32,6 +32,7 @@ enum config_key {
 	CONFIG_AB_HZ,               /* int 1..10000, default CIPROF_DEFAULT_AB_HZ (ciprof ab) */
 	CONFIG_REPORT_BASE_BRANCH,  /* string; "" = the head run's base branch, else main */
 	CONFIG_REPORT_BASE_RUNS,    /* int 1..1000, default 5 */
+	CONFIG_REPORT_HEAD_RUNS,    /* int 1..20, default 3 */
 	CONFIG_REPORT_MIN_CHANGE,   /* percent, 0..1000, default 5 */
 	CONFIG_REPORT_MIN_SHARE,    /* percent, 0..100, default 0.5 */
 	CONFIG_REPORT_ALPHA,        /* 0 < alpha < 1, default 0.001 */

@@ -316,10 +316,9 @@ static size_t bh_families(const struct report_diff *d, const double *p, double *
 	return tested;
 }
 
-/* BH over the tested items (bh_families); marks significance and kind. */
-static void judge(struct report_diff *d)
+/* BH over the tested items' p (bh_families); marks significance and kind. */
+static void mark(struct report_diff *d)
 {
-	deflate(d);
 	double *p = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*p)));
 	for (size_t i = 0; i < d->nitems; i++)
 		p[i] = d->items[i].cmp.p;
@@ -334,6 +333,13 @@ static void judge(struct report_diff *d)
 		                          : REPORT_IMPROVEMENT;
 	}
 	free(p);
+}
+
+/* The head's spread checked (deflate), then BH (mark). */
+static void judge(struct report_diff *d)
+{
+	deflate(d);
+	mark(d);
 }
 
 /*
@@ -982,6 +988,49 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	*out = d;
 }
 
+/* The item of more with it's measure, name and module, or NULL. */
+static const struct report_item *same_item(const struct report_diff *more,
+                                           const struct report_item *it)
+{
+	for (size_t i = 0; i < more->nitems; i++) {
+		const struct report_item *o = &more->items[i];
+		if (o->measure == it->measure && !strcmp(o->name, it->name) &&
+		    !strcmp(o->module, it->module))
+			return o;
+	}
+	return NULL;
+}
+
+void report_diff_confirm(struct report_diff *d, struct report_diff *const *more, const int64_t *ids,
+                         size_t n)
+{
+	if (!n || d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
+		return;
+	double k = (double)(n + 1);
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_cmp *c = &d->items[i].cmp;
+		if (!c->tested || !c->ratio_test)
+			continue;
+		double worst = c->p;
+		for (size_t j = 0; j < n; j++) {
+			const struct report_item *o = same_item(more[j], &d->items[i]);
+			if (!o || !o->cmp.tested || !o->cmp.ratio_test ||
+			    (o->cmp.change > 0) != (c->change > 0)) {
+				worst = 1;
+				break;
+			}
+			worst = fmax(worst, o->cmp.p);
+		}
+		c->p = pow(worst, k);
+	}
+	d->confirm_runs = n + 1;
+	d->confirm_ids = xmalloc(st_mult(n, sizeof(*d->confirm_ids)));
+	memcpy(d->confirm_ids, ids, n * sizeof(*ids));
+	mark(d);
+	report_diff_settle(d);
+	short_history_gate(d);
+}
+
 void report_diff_free(struct report_diff *d)
 {
 	if (!d)
@@ -996,6 +1045,7 @@ void report_diff_free(struct report_diff *d)
 	free(d->tree.child);
 	free(d->items);
 	free(d->renamed);
+	free(d->confirm_ids);
 	free(d);
 }
 

@@ -122,6 +122,15 @@ int report_json(const struct report *r, struct strbuf *out)
 			json_object_set_new(root, "renamed_modules", jsonout_str(d->renamed));
 		json_t *sum = json_object();
 		json_object_set_new(sum, "base_runs", json_integer((json_int_t)d->base_runs));
+		/* runs of the head's commit each finding had to show in, the head included (1:
+		 * the head alone), and the others' ids */
+		json_object_set_new(
+		        sum, "head_runs",
+		        json_integer((json_int_t)(d->confirm_runs ? d->confirm_runs : 1)));
+		json_t *cids = json_array();
+		for (size_t i = 0; i + 1 < d->confirm_runs; i++)
+			json_array_append_new(cids, json_integer((json_int_t)d->confirm_ids[i]));
+		json_object_set_new(sum, "confirming_runs", cids);
 		json_object_set_new(sum, "base_cpu_seconds", jnum(d->base_cpu));
 		json_object_set_new(sum, "head_cpu_seconds", jnum(d->head_cpu));
 		json_object_set_new(sum, "base_samples", jnum(d->base_samples));

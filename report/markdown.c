@@ -648,6 +648,15 @@ static void method_line(struct strbuf *o, const struct report_diff *d)
 		            "An item is flagged when it moved at least %.2g %% with q ≤ %.2g (too "
 		            "few functions, %zu, for a suite-wide factor).</sub>\n\n",
 		            100 * d->opts.min_change, d->opts.alpha, d->scale_functions);
+	if (d->confirm_runs > 1) {
+		strbuf_addf(o,
+		            "<sub>**%zu runs of this commit:** a finding is one that each of them "
+		            "shows (this run's figures; also run",
+		            d->confirm_runs);
+		for (size_t i = 0; i + 1 < d->confirm_runs; i++)
+			strbuf_addf(o, "%s %lld", i ? "," : "", (long long)d->confirm_ids[i]);
+		strbuf_addstr(o, ").</sub>\n\n");
+	}
 	if (d->renamed) {
 		strbuf_addstr(o, "<sub>**Renamed:** the head's ");
 		report_escape(o, d->renamed, REPORT_ESC_MD, 600);

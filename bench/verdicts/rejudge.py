@@ -2,7 +2,7 @@
 """bench/verdicts/rejudge.py: judge the heads of a kept bench/verdicts run again, with one or
 more ciprof binaries, side by side on identical data.
 
-    bench/verdicts/rejudge.py DIR CIPROF [CIPROF...] [--alpha A]
+    bench/verdicts/rejudge.py DIR CIPROF [CIPROF...] [--alpha A] [--head-runs N]
 
 DIR is what `run.py --keep DIR` left: DIR/repo (the workload's repository with its
 .ciprof/ciprof.db: the base branch's history and every head run) and DIR/heads.json (each
@@ -25,11 +25,13 @@ sys.path.insert(0, HERE)
 from run import clean_env  # noqa: E402
 
 
-def judge(ciprof, repo, head, alpha):
+def judge(ciprof, repo, head, alpha, head_runs=None):
     args = [ciprof, "-q", "report", "--head", str(head), "--base", "main", "--format", "json",
             "--fail-on-regression"]
     if alpha:
         args += ["--alpha", str(alpha)]
+    if head_runs:
+        args += ["--head-runs", str(head_runs)]
     r = subprocess.run(args, cwd=repo, env=clean_env(), text=True, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
     if r.returncode not in (0, 1):
@@ -65,6 +67,9 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("ciprof", nargs="+")
     ap.add_argument("--alpha", type=float)
+    ap.add_argument("--head-runs", type=int,
+                    help="pass --head-runs N to ciprof report (1 for a DIR kept before heads "
+                         "had commits of their own, where runs of one commit are several heads')")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print every head's flags, its history runs and whether it failed the "
                          "build")
@@ -80,7 +85,7 @@ def main():
                                          busy=0) for _ in bins]
             order.append(h["scenario"])
         for k, c in enumerate(bins):
-            rc, r = judge(c, repo, h["id"], a.alpha)
+            rc, r = judge(c, repo, h["id"], a.alpha, a.head_runs)
             s = score(h, rc, r)
             st = table[h["scenario"]][k]
             st["n"] += 1

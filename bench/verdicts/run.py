@@ -3,7 +3,7 @@
 
     bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K] [--interleave K]
                           [--trials-scale F] [--scale F] [--hz N] [--keep DIR] [--json FILE]
-                          [--workload workload|workload2|workload3]
+                          [--workload workload|workload2|workload3] [--head-runs N]
 
 (bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
 
@@ -20,6 +20,10 @@ a second and a third suite of other shapes, each with its own planted.json, that
 statistics were never tuned on). Each head
 is judged with
 `ciprof report --base main --format json --fail-on-regression` at ciprof's shipped defaults.
+
+Each head is a commit of its own on the PR branch. --head-runs N profiles each head N times,
+back to back (as a CI job that runs `ciprof run` N times would), and judges the last: the report
+then requires a finding in each of the N runs (ciprof report --head-runs, default 3).
 
 Printed per scenario: comparisons, build failures (exit 1), regressions made advisory because
 other processes kept the machine busier during the head than during its history (ciprof
@@ -187,6 +191,8 @@ def main():
     ap.add_argument("--hz", type=int, help="ciprof run's sampling rate (default: ciprof's own)")
     ap.add_argument("--keep", help="build the repository here and keep it")
     ap.add_argument("--json", help="write every comparison's outcome to this file")
+    ap.add_argument("--head-runs", type=int, default=1, metavar="N",
+                    help="profile each head N times (one commit) and judge the last (default 1)")
     ap.add_argument("--workload", default="workload",
                     help="the suite: a folder of bench/verdicts with a CMake project and its "
                          "planted.json (default workload; workload2 and workload3 are suites "
@@ -249,7 +255,11 @@ def main():
             if a.interleave and nheads and nheads % a.interleave == 0:
                 main_run()
             nheads += 1
-            st["secs"] += profile(ciprof, repo, knobs, scale, hog, a.hz)
+            # Each head its own commit, as each push of a PR is: runs of one commit are one
+            # head's (ciprof report --head-runs).
+            sh(["git", "commit", "-q", "--allow-empty", "-m", f"head {nheads}"], repo)
+            for _ in range(max(1, a.head_runs)):
+                st["secs"] += profile(ciprof, repo, knobs, scale, hog, a.hz) / max(1, a.head_runs)
             rc, r = judge(ciprof, repo)
             sig = [x for x in r["functions"] + r["tests"] if x.get("significant")]
             funcs = [x for x in r["functions"] if x.get("significant")]

@@ -10,12 +10,18 @@ per function (3 %, a few memory-bound ones 8 %), then Poisson sampling of every 
 frames). In the head, exactly one function's self time is planted 40 % slower: crc32_update,
 a helper called from five tests through different callers, holding 4 % of the suite.
 
-    wide_suite.py OUTDIR [--base-runs N] [--seed S]
+    wide_suite.py OUTDIR [--base-runs N] [--seed S] [--jumps P] [--slowdown F] [--head-runs K]
 
 writes OUTDIR/base1.pb ... baseN.pb, OUTDIR/head.pb, OUTDIR/head-aa.pb (one more run with
 nothing planted) and OUTDIR/truth.json: the planted
 function, its module, every head frame of it (path and head samples), what each test holds of
 it, the names, and figures for the browser test (tests/integration/html_browser.py --expect).
+
+--jumps P makes every function's self time jump by a factor of 1.4 in a run with chance P (a
+neighbour's burst on a shared runner: the history's tails get heavy); --slowdown F plants F
+instead of 1.40; --head-runs K writes K - 1 more planted runs, head2.pb ... headK.pb, and
+head-jump.pb, a run in which only the planted function jumped, threefold, nothing planted
+(tests/integration/test_report_confirm.sh). Without them the files are as before.
 """
 import json
 import math
@@ -148,12 +154,17 @@ def poisson(rng, lam):
         k += 1
 
 
-def sample_run(rng, tests, stacks, noise, samples, planted=1.0):
+def sample_run(rng, tests, stacks, noise, samples, planted=1.0, jumps=0.0):
     """One run: {test: {stack: count}} with the noise described above."""
     total = sum(w for t in tests for w in stacks[t].values())
     level = math.exp(rng.gauss(0, 0.01))
     tf = {t: math.exp(rng.gauss(0, 0.01)) for t in tests}
     ff = {f: math.exp(rng.gauss(0, s)) for f, s in noise.items()}
+    if jumps > 0:
+        leaves = sorted({s[-1] for t in tests for s in stacks[t]})
+        for f in leaves:
+            if rng.random() < jumps:
+                ff[f] = ff.get(f, 1.0) * 1.4
     run = {}
     for t in tests:
         run[t] = {}
@@ -266,6 +277,9 @@ def main():
     opts = dict(zip(args[1::2], args[2::2]))
     nbase = int(opts.get("--base-runs", 7))
     seed = int(opts.get("--seed", 13))
+    jumps = float(opts.get("--jumps", 0))
+    slowdown = float(opts.get("--slowdown", SLOWDOWN))
+    head_runs = int(opts.get("--head-runs", 1))
     samples = 80000
     tests, stacks, fn_module, noise = build(seed)
     # every stack holds at least 20 samples per run: the tree's frames are the same in
@@ -277,15 +291,23 @@ def main():
     os.makedirs(out, exist_ok=True)
     rng = random.Random(seed * 7919 + 1)
     for i in range(1, nbase + 1):
-        run = sample_run(rng, tests, stacks, noise, samples)
+        run = sample_run(rng, tests, stacks, noise, samples, jumps=jumps)
         with open(os.path.join(out, f"base{i}.pb"), "wb") as f:
             f.write(encode(run, fn_module))
-    head = sample_run(rng, tests, stacks, noise, samples, planted=SLOWDOWN)
+    head = sample_run(rng, tests, stacks, noise, samples, planted=slowdown)
     with open(os.path.join(out, "head.pb"), "wb") as f:
         f.write(encode(head, fn_module))
     # an A/A head: another run of main's code, nothing planted
     with open(os.path.join(out, "head-aa.pb"), "wb") as f:
         f.write(encode(sample_run(rng, tests, stacks, noise, samples), fn_module))
+    for k in range(2, head_runs + 1):
+        with open(os.path.join(out, f"head{k}.pb"), "wb") as f:
+            f.write(encode(sample_run(rng, tests, stacks, noise, samples, planted=slowdown),
+                           fn_module))
+    if head_runs > 1:
+        with open(os.path.join(out, "head-jump.pb"), "wb") as f:
+            f.write(encode(sample_run(rng, tests, stacks, noise, samples, planted=3.0),
+                           fn_module))
 
     total = sum(w for t in tests for w in stacks[t].values())
     test_total = {t: sum(stacks[t].values()) for t in tests}
@@ -300,13 +322,13 @@ def main():
     truth = {
         "planted": PLANTED,
         "planted_module": fn_module[PLANTED],
-        "slowdown": SLOWDOWN,
+        "slowdown": slowdown,
         "planted_share": sum(planted_self.values()) / total,
         "tests": tests,
         "functions": functions,
         "harness": [PROCESS] + HARNESS,
         # each test's expected change: what the planted function adds to it
-        "test_change": {t: (SLOWDOWN - 1) * planted_self[t] / test_total[t] for t in tests},
+        "test_change": {t: (slowdown - 1) * planted_self[t] / test_total[t] for t in tests},
         "head_samples": head_total,
         "planted_frames": pframes,
         "planted_callees": sorted({p[-1] for p in paths if PLANTED in p[:-1]}),
@@ -319,7 +341,7 @@ def main():
     print(f"{len(tests)} tests, {len(functions)} functions, "
           f"{sum(len(stacks[t]) for t in tests)} stacks, {nbase} base runs of ~{samples} "
           f"samples; {PLANTED} holds {100 * truth['planted_share']:.1f} % and is "
-          f"{100 * (SLOWDOWN - 1):.0f} % slower in the head")
+          f"{100 * (slowdown - 1):.0f} % slower in the head")
 
 
 if __name__ == "__main__":

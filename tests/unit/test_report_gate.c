@@ -340,6 +340,115 @@ static void test_renamed_program(void **state)
 	}
 }
 
+/* The comparison of measure m of the function or test name in d, or NULL. */
+static const struct report_cmp *cmp_of(const struct report_diff *d, enum report_measure m,
+                                       const char *name)
+{
+	for (size_t i = 0; i < d->nitems; i++)
+		if (d->items[i].measure == m && !strcmp(d->items[i].name, name))
+			return &d->items[i].cmp;
+	return NULL;
+}
+
+/*
+ * Several runs of the head's commit (report_diff_confirm). A history of 30 runs in which every
+ * function slows by 40 % in one run in 33 (as a neighbour's burst does on a shared runner) fits
+ * heavy tails, on which one run's +40 % of a 5 % function is not significant; shown by each of
+ * two runs it is a regression. A threefold jump in one of two runs is not, nor a change the
+ * two runs disagree on; a history of under 20 runs keeps the one run's verdict.
+ */
+static void test_confirm_runs(void **state)
+{
+	(void)state;
+	struct synth base;
+	synth_init(&base, 10, 999);
+	base.jitter = 0.01;
+	base.efficiency = 0.3;
+	for (int i = 0; i < SYN_NFUNCS; i++)
+		base.fjump[i] = 0.03;
+	base.jump = 1.4;
+	int f5 = synth_func_near(&base, 0.05);
+	char name[32];
+	snprintf(name, sizeof(name), "f_%02d", f5);
+	struct rng r = {4242};
+	enum { HIST = 30 };
+	struct profile *runs[HIST], *merged;
+	synth_base(&base, &r, HIST, runs, &merged);
+	struct report_options o;
+	report_options_init(&o);
+
+	struct synth slow = base, jumped = base, fast = base;
+	for (int i = 0; i < SYN_NFUNCS; i++)
+		slow.fjump[i] = jumped.fjump[i] = fast.fjump[i] = 0;
+	slow.factor[f5] = 1.4;
+	jumped.factor[f5] = 3.0;
+	fast.factor[f5] = 0.8;
+	struct synth calm = slow;
+	calm.factor[f5] = 1;
+	struct profile *h1 = synth_run(&slow, &r, 1.0), *h2 = synth_run(&slow, &r, 1.0);
+	struct profile *hj = synth_run(&jumped, &r, 1.0), *hc = synth_run(&calm, &r, 1.0);
+	struct profile *hf = synth_run(&fast, &r, 1.0);
+	struct report_diff *d1, *d2, *dj, *dc, *df;
+	report_diff_new(&d1, merged, HIST, runs, HIST, h1, &o);
+	report_diff_new(&d2, merged, HIST, runs, HIST, h2, &o);
+	report_diff_new(&dj, merged, HIST, runs, HIST, hj, &o);
+	report_diff_new(&dc, merged, HIST, runs, HIST, hc, &o);
+	report_diff_new(&df, merged, HIST, runs, HIST, hf, &o);
+	/* One run: +40 % on tails this heavy is not significant; a threefold jump is. */
+	const struct report_cmp *c = cmp_of(d1, REPORT_SELF, name);
+	assert_non_null(c);
+	assert_true(c->change > 0.3);
+	assert_false(c->significant);
+	double p1 = c->p;
+	assert_true(cmp_of(dj, REPORT_SELF, name)->significant);
+	assert_int_equal(dj->verdict, REPORT_REGRESSED);
+	/* Two runs that both show +40 %: a regression, on this run's figures. */
+	int64_t ids[1] = {7};
+	double change = c->change;
+	report_diff_confirm(d1, &d2, ids, 1);
+	c = cmp_of(d1, REPORT_SELF, name);
+	assert_true(c->significant);
+	assert_int_equal(c->kind, REPORT_REGRESSION);
+	assert_true(c->p < p1);
+	assert_float_equal(c->change, change, 1e-12);
+	assert_int_equal(d1->verdict, REPORT_REGRESSED);
+	assert_int_equal(d1->confirm_runs, 2);
+	assert_int_equal(d1->confirm_ids[0], 7);
+	/* The jump in one run, the other run calm: not a finding. */
+	report_diff_confirm(dj, &dc, ids, 1);
+	c = cmp_of(dj, REPORT_SELF, name);
+	assert_false(c->significant);
+	assert_true(dj->verdict != REPORT_REGRESSED);
+	/* Two runs that disagree (+40 % and -20 %): nothing either way. */
+	report_diff_confirm(d2, &df, ids, 1);
+	c = cmp_of(d2, REPORT_SELF, name);
+	assert_float_equal(c->p, 1, 0);
+	assert_false(c->significant);
+	/* Ten history runs: the one run's verdict stands (its gate is that run's). */
+	struct report_diff *s1, *s2;
+	report_diff_new(&s1, merged, HIST, runs, 10, hj, &o);
+	report_diff_new(&s2, merged, HIST, runs, 10, hc, &o);
+	double ps = cmp_of(s1, REPORT_SELF, name)->p;
+	report_diff_confirm(s1, &s2, ids, 1);
+	assert_int_equal(s1->confirm_runs, 0);
+	assert_float_equal(cmp_of(s1, REPORT_SELF, name)->p, ps, 0);
+	report_diff_free(s1);
+	report_diff_free(s2);
+	report_diff_free(d1);
+	report_diff_free(d2);
+	report_diff_free(dj);
+	report_diff_free(dc);
+	report_diff_free(df);
+	profile_free(h1);
+	profile_free(h2);
+	profile_free(hj);
+	profile_free(hc);
+	profile_free(hf);
+	for (size_t i = 0; i < HIST; i++)
+		profile_free(runs[i]);
+	profile_free(merged);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +460,7 @@ int main(void)
 	        cmocka_unit_test(test_quiet_head),
 	        cmocka_unit_test(test_unknown_base),
 	        cmocka_unit_test(test_renamed_program),
+	        cmocka_unit_test(test_confirm_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# ciprof report --head-runs: a finding must show in each run of the head's commit. A history
+# of 24 runs of main in which every function jumps by 40 % in one run in 33 (a neighbour's
+# burst; tests/tools/wide_suite.py --jumps) fits heavy tails, on which one run's +30 % of a
+# 4 % function is not significant: the report of two runs of the pull request's commit finds
+# it, and fails the build; a threefold jump in one of two runs is no finding, though one run
+# alone fails on it. Runs of a dirty work tree, or of another command, do not count. The
+# profiles are made up and seeded, imported as pprof: nothing is timed.
+source "$(dirname "$0")/lib.sh"
+
+GEN=$TMP/gen
+DB=$TMP/db.sqlite
+python3 "$CIPROF_SRC/tests/tools/wide_suite.py" "$GEN" --base-runs 24 --seed 5 --jumps 0.03 \
+	--slowdown 1.3 --head-runs 2 >"$TMP/gen.out" || fail "the generator failed"
+mkdir -p "$TMP/repo" && cd "$TMP/repo" || fail "no repo dir"
+wide_history "$DB" "$GEN" 24
+
+# import_head FILE BRANCH: FILE imported as a run of the current commit, always under one
+# name (h.pb), so that every head run has the same command line
+import_head() {
+	cp "$1" "$TMP/h.pb" || fail "copy $1"
+	run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch "$2" \
+		--commit "$(git rev-parse HEAD)" "$TMP/h.pb"
+	[ "$RC" -eq 0 ] || { expect_rc "import $1" 0 imp; finish; }
+}
+
+# crc NAME: "verdict head_runs confirming significant kind" of report NAME's JSON
+crc() {
+	python3 -c 'import json,sys
+r = json.load(open(sys.argv[1])); s = r["summary"]
+c = [x for x in r["functions"] if x["name"] == "crc32_update" and x["measure"] == "self"][0]
+print(r["verdict"], s["head_runs"], ",".join(map(str, s["confirming_runs"])) or "-",
+      c["significant"], c["kind"])' "$TMP/$1.out"
+}
+
+# newest_id: the id of the newest run in the database
+newest_id() {
+	"$CIPROF" runs --db "$DB" --limit 1 --format json |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])'
+}
+
+git checkout -qb pr/crc && echo pr >file && git commit -qam "crc: slower" || fail "the PR branch"
+import_head "$GEN/head2.pb" pr/crc
+FIRST=$(newest_id)
+import_head "$GEN/head.pb" pr/crc
+
+run_capture one "$CIPROF" report --db "$DB" --base main --format json --head-runs 1 \
+	--fail-on-regression
+expect_rc "one run: passes" 0 one
+[ "$(crc one)" = "ok 1 - False unchanged" ] && ok "one run: +30 % is within the heavy tails" ||
+	check_failed "one run: $(crc one)"
+run_capture two "$CIPROF" report --db "$DB" --base main --format json --fail-on-regression
+expect_rc "two runs: the build fails" 1 two
+[ "$(crc two)" = "regression 2 $FIRST True regression" ] &&
+	ok "two runs (the default): crc32_update +30 % is a regression in each" ||
+	check_failed "two runs: $(crc two)"
+run_capture env1 env CIPROF_REPORT_HEAD_RUNS=1 "$CIPROF" report --db "$DB" --base main \
+	--format json
+[ "$(crc env1)" = "ok 1 - False unchanged" ] && ok "report.head-runs 1 (environment): one run" ||
+	check_failed "CIPROF_REPORT_HEAD_RUNS=1: $(crc env1)"
+run_capture md "$CIPROF" report --db "$DB" --base main
+expect_grep "the Markdown says which runs" "$TMP/md.out" \
+	"**2 runs of this commit:** a finding is one that each of them shows (this run's figures; also run $FIRST)"
+
+# A threefold jump in one run, the other run of the commit calm: no finding.
+git checkout -q main && git checkout -qb pr/docs && echo docs >file &&
+	git commit -qam "docs" || fail "the second PR branch"
+import_head "$GEN/head-aa.pb" pr/docs
+CALM=$(newest_id)
+import_head "$GEN/head-jump.pb" pr/docs
+run_capture jump1 "$CIPROF" report --db "$DB" --base main --format json --head-runs 1 \
+	--fail-on-regression
+expect_rc "the jump, one run: fails" 1 jump1
+run_capture jump2 "$CIPROF" report --db "$DB" --base main --format json --fail-on-regression
+expect_rc "the jump, two runs: passes" 0 jump2
+[ "$(crc jump2)" = "ok 2 $CALM False unchanged" ] &&
+	ok "a jump in one of two runs is no finding" || check_failed "jump: $(crc jump2)"
+
+# Runs that are not the head's code: a dirty work tree's, another command's. (Imported without
+# --commit, as the work tree's HEAD: only then is a run's tree dirty.)
+git checkout -q main && git checkout -qb pr/dirty && echo dirty >file &&
+	git commit -qam "dirty" || fail "the third PR branch"
+echo uncommitted >>file
+cp "$GEN/head2.pb" "$TMP/h.pb" || fail "copy"
+run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch pr/dirty "$TMP/h.pb"
+expect_rc "import from a dirty tree" 0 imp
+git checkout -q file
+run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch pr/dirty "$GEN/head2.pb"
+expect_rc "import under another name" 0 imp
+cp "$GEN/head.pb" "$TMP/h.pb" || fail "copy"
+run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch pr/dirty "$TMP/h.pb"
+expect_rc "import from the clean tree" 0 imp
+run_capture dirty "$CIPROF" report --db "$DB" --base main --format json
+[ "$(crc dirty)" = "ok 1 - False unchanged" ] &&
+	ok "a dirty tree's run and another command's do not confirm" ||
+	check_failed "dirty: $(crc dirty)"
+finish
