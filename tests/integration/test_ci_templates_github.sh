@@ -189,7 +189,8 @@ python3 - "$WF/ciprof.yml" "$TMP/options.yml" <<'PY'
 import sys, yaml
 wf = yaml.safe_load(open(sys.argv[1]))
 step = next(s for s in wf["jobs"]["profile"]["steps"] if "ci-templates/github" in s.get("uses", ""))
-step["with"].update({"run-options": "--tag suite=widgets --tag shard=1", "hz": "211"})
+step["with"].update({"run-options": "--tag suite=widgets --tag shard=1", "hz": "211",
+                     "runs": "2"})
 yaml.safe_dump(wf, open(sys.argv[2], "w"))
 PY
 EVENT_FILE="$TMP/pr1.event.json" job options 106 pull_request refs/pull/7/merge feature "$TMP/options.yml" profile \
@@ -199,6 +200,9 @@ expect_grep "the hz input wins" "$TMP/options.out" "at 211 Hz"
 tags=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --limit 1 --format json 2>&1)
 tags=$(printf '%s' "$tags" | python3 -c 'import json,sys; t=json.load(sys.stdin)["runs"][0]["tags"]; print(t.get("suite"), t.get("shard"))' 2>&1)
 expect_eq "run-options' tags are stored with the run" "$tags" "widgets 1"
+nruns=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --format json 2>&1 |
+	python3 -c 'import json,sys; print(sum(r["tags"].get("suite") == "widgets" for r in json.load(sys.stdin)["runs"]))' 2>&1)
+expect_eq "runs: 2 runs the suite twice" "$nruns" 2
 
 # --- 5. a PR into a branch never profiled: no baseline, and why ------------------------------
 git -C "$WS" branch -q release "$MAIN_SHA"

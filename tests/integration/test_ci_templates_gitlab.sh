@@ -170,13 +170,17 @@ expect_eq "one PUT of that note" \
 	"$(forge_query "$API_LOG" '[r["path"] for r in reqs if r["method"] == "PUT"]')" \
 	"['/api/v4/projects/5/merge_requests/7/notes/1000']"
 
-# --- 3b. CIPROF_RUN_OPTIONS reach ciprof run ----------------------------------------------
-pipeline opts feature "${MR_ENV[@]}" --var CIPROF_RUN_OPTIONS="--tag suite=widgets --hz 211"
+# --- 3b. CIPROF_RUN_OPTIONS reach ciprof run, CIPROF_RUNS repeats it -----------------
+pipeline opts feature "${MR_ENV[@]}" --var CIPROF_RUN_OPTIONS="--tag suite=widgets --hz 211" \
+	--var CIPROF_RUNS=2
 expect_rc "MR pipeline with CIPROF_RUN_OPTIONS" 0 opts
 expect_grep "the option reaches ciprof run" "$TMP/opts.out" "at 211 Hz"
 tags=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --limit 1 --format json 2>&1 |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["tags"].get("suite"))' 2>&1)
 expect_eq "its tag is stored" "$tags" widgets
+nruns=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --format json 2>&1 |
+	python3 -c 'import json,sys; print(sum(r["tags"].get("suite") == "widgets" for r in json.load(sys.stdin)["runs"]))' 2>&1)
+expect_eq "CIPROF_RUNS=2 runs the suite twice" "$nruns" 2
 
 # --- 3c. an MR into a branch never profiled: no baseline, and why -------------------------
 git -C "$WS" branch -q release main
