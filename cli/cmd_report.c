@@ -76,7 +76,7 @@ static const struct cli_option report_options[] = {
 };
 
 static const char report_usage[] =
-        "[--db FILE] [--head RUN] [--base REF] [--base-runs N]\n"
+        "[--db FILE] [--head RUN] [--base REF] [--base-runs N] [--head-runs N]\n"
         "                     [--format md|html|svg|json] [-o FILE] [--fail-on-regression]\n"
         "                     [--min-change PCT] [--min-share PCT] [--alpha A]\n"
         "                     [--id NAME] [--artifact-url URL] [--trend-runs N] [--focus]";
@@ -108,6 +108,9 @@ static const char report_description[] =
         "0.1 CPUs of others) is judged on the steady items' tails as the history fitted\n"
         "them; every other head on those tails capped at t(12), in case a neighbour the\n"
         "history never saw moved a steady function.\n"
+        "A run on a shared machine now and then moves a steady function 30-70 %: when the\n"
+        "head's commit has more runs ('ciprof run' twice in the job), a finding must show\n"
+        "in each of the newest --head-runs (with 20 or more base-branch runs).\n"
         "Small changes need many samples: sample at --hz 999 or more ('ciprof run --hz').\n"
         "\n"
         "Formats: md, GitHub Markdown for a PR comment (at most 65,536 characters): the\n"

@@ -180,8 +180,10 @@ int main(int argc, char **argv)
 	int i = 1;
 	int verbosity = LOG_NORMAL;
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+		if (!strcmp(argv[i], "--verbose"))
 			verbosity++;
+		else if (argv[i][1] == 'v' && strspn(argv[i] + 1, "v") == strlen(argv[i] + 1))
+			verbosity += (int)strlen(argv[i] + 1); /* -v, -vv (as a command's -vv) */
 		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
 			verbosity = LOG_QUIET;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))

@@ -95,6 +95,12 @@ for c in runs show report export; do
 	run_capture "v_$c" "$CIPROF" "$c" --verbose --db "$TMP/none.db" "${args[@]}"
 	[ "$RC" = 3 ] || check_failed "ciprof $c --verbose: rc $RC, $(cat "$TMP/v_$c.err")"
 done
+# -vv before the command, as a command's own -vv: debug messages
+run_capture vv_run "$CIPROF" -vv run --no-store -- true
+expect_rc "ciprof -vv run" 0 vv_run
+expect_grep "-vv is debug" "$TMP/vv_run.err" "debug:"
+run_capture vx "$CIPROF" -vx runs
+expect_rc "ciprof -vx" 2 vx
 run_capture q_run "$CIPROF" run -q --no-store -- true
 expect_rc "run -q" 0 q_run
 [ ! -s "$TMP/q_run.err" ] || check_failed "run -q printed: $(cat "$TMP/q_run.err")"
