@@ -189,6 +189,8 @@ static void fill_cmp(struct report_cmp *c, const struct report_diff *d, double b
 		c->stat_y = log((h + 0.5) / (d->c * (b + 0.5)));
 		c->stat_v = t != 0 ? (c->stat_y / t) * (c->stat_y / t)
 		                   : d->efficiency * (1 / (h + 0.5) + 1 / (b + 0.5)) + extra;
+		/* What the baseline adds to it: its sampling, its runs' spread, the factor's. */
+		c->stat_vb = d->efficiency / (b + 0.5) + nz->extra / nb + d->scale_variance;
 	} else {
 		c->p = stats_rate_test(h, b, d->c, extra);
 	}
@@ -1011,6 +1013,11 @@ void report_diff_confirm(struct report_diff *d, struct report_diff *const *more,
 		struct report_cmp *c = &d->items[i].cmp;
 		if (!c->tested || !c->ratio_test)
 			continue;
+		/* The runs share the baseline: their statistics correlate by rho, its share of
+		 * the variance, and k such normals all beyond t have a tail of exp(-t^2 / 2) to
+		 * the power k / (1 + (k - 1) rho), not k. */
+		double rho = c->stat_v > 0 ? fmin(1, fmax(0, c->stat_vb / c->stat_v)) : 1;
+		double power = k / (1 + (k - 1) * rho);
 		double worst = c->p;
 		for (size_t j = 0; j < n; j++) {
 			const struct report_item *o = same_item(more[j], &d->items[i]);
@@ -1021,7 +1028,7 @@ void report_diff_confirm(struct report_diff *d, struct report_diff *const *more,
 			}
 			worst = fmax(worst, o->cmp.p);
 		}
-		c->p = pow(worst, k);
+		c->p = pow(worst, power);
 	}
 	d->confirm_runs = n + 1;
 	d->confirm_ids = xmalloc(st_mult(n, sizeof(*d->confirm_ids)));

@@ -93,6 +93,7 @@ struct report_cmp {
 	double stat_y;   /* its log ratio, that ratio's variance in the model, and the degrees of */
 	double stat_v;   /* freedom of its t (Welch-Satterthwaite) */
 	double stat_dof;
+	double stat_vb;    /* the part of stat_v the baseline adds (shared by runs of one head) */
 	int tail;          /* the history's tail it is judged with (stats_tail_group) */
 	double tail_scale; /* and its own scale within it (stats_tail_scales; 1: none) */
 	double jump;       /* its history's farthest deviation in robust standard deviations
@@ -228,9 +229,10 @@ void report_diff_settle(struct report_diff *d);
  * A run of a suite on a shared machine now and then moves one steady function or test by
  * 30-70 % on identical code, so the tails one run is judged on are heavy and a real +30 %
  * of a 5 % function is judged as one such jump might be; a change that every run shows is
- * not one jump. Each judged item's p becomes max(p over the n + 1 runs)^(n + 1), when every
- * run judged it and changed it the same way (else 1): under no change the runs' p are
- * independent and uniform, so the chance that all of them are at most x is x^(n + 1). Then
+ * not one jump. Each judged item's p becomes max(p over the k = n + 1 runs)^(k / (1 + (k - 1)
+ * rho)), when every run judged it and changed it the same way (else 1): under no change k
+ * independent uniform p are all at most x with chance x^k, and the runs share the baseline,
+ * whose share rho of the item's variance (stat_vb / stat_v) correlates them. Then
  * BH, the verdict and the gate as report_diff_new does them. Only with
  * STATS_TAIL_SCALE_MIN_RUNS history runs (shorter histories keep the one run's verdict:
  * their gate is the newest run's, short_history_gate). The numbers shown stay d's own run's;
