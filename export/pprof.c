@@ -82,7 +82,7 @@ int pprof_write(const struct profile *p, const struct pprof_info *info, const ch
 	pr.n_comment = 1;
 	pr.comment = &comment;
 
-	/* Mappings: one per module, ids 1.. in order of first use. */
+	/* Mappings: one per module, ids 1.. (below). */
 	uint32_t *module_map = xcalloc(p->nstr ? p->nstr : 1, sizeof(*module_map));
 	pb_mapping *maps = xcalloc(p->nframes ? p->nframes : 1, sizeof(*maps));
 	pb_mapping **map_ptrs = xcalloc(p->nframes ? p->nframes : 1, sizeof(*map_ptrs));
@@ -94,27 +94,57 @@ int pprof_write(const struct profile *p, const struct pprof_info *info, const ch
 	pb_location **loc_ptrs = xcalloc(p->nframes ? p->nframes : 1, sizeof(*loc_ptrs));
 	pb_line *lines = xcalloc(p->nframes ? p->nframes : 1, sizeof(*lines));
 	pb_line **line_ptrs = xcalloc(p->nframes ? p->nframes : 1, sizeof(*line_ptrs));
+	/* pprof's first mapping is the main binary (`go tool pprof` prints it as the profile's
+	 * "File:"): the executable (a module named as a process frame) with the most samples,
+	 * then the other executables, then the libraries, each in order of first use. */
+	double *exe_samples = xcalloc(p->nstr ? p->nstr : 1, sizeof(*exe_samples));
+	unsigned char *is_exe = xcalloc(p->nstr ? p->nstr : 1, 1);
+	for (size_t i = 0; i < p->nframes; i++)
+		if (p->frames[i].kind == PROFILE_FRAME_PROCESS)
+			is_exe[p->frames[i].function] = 1;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		uint32_t n = p->samples[i].node;
+		while (n && p->nodes[n].parent)
+			n = p->nodes[n].parent;
+		const struct profile_frame *root = &p->frames[p->nodes[n].frame];
+		if (n && root->kind == PROFILE_FRAME_PROCESS)
+			exe_samples[root->function] += (double)p->samples[i].count;
+	}
+	uint32_t main_exe = 0;
+	for (uint32_t i = 1; i < p->nstr; i++)
+		if (is_exe[i] && exe_samples[i] > exe_samples[main_exe])
+			main_exe = i;
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < p->nframes; i++) {
+			const struct profile_frame *f = &p->frames[i];
+			int want = pass == 0   ? f->module == main_exe
+			           : pass == 1 ? is_exe[f->module]
+			                       : 1;
+			if (!f->module || f->kind == PROFILE_FRAME_PROCESS ||
+			    module_map[f->module] || !want)
+				continue;
+			pb_mapping *m = &maps[nmaps];
+			perftools__profiles__mapping__init(m);
+			m->id = nmaps + 1;
+			m->filename = profile_intern(st, profile_str(p, f->module));
+			/* The object's GNU build id, hex as `go tool pprof` shows it. */
+			const char *bid = profile_build_id(p, f->module);
+			m->build_id = bid ? profile_intern(st, bid) : 0;
+			/* Symbolized already: readers must not look for the binary. */
+			m->has_functions = 1;
+			m->has_filenames = 1;
+			m->has_line_numbers = 1;
+			map_ptrs[nmaps++] = m;
+			module_map[f->module] = (uint32_t)nmaps;
+		}
+	}
+	free(is_exe);
+	free(exe_samples);
 	for (size_t i = 0; i < p->nframes; i++) {
 		const struct profile_frame *f = &p->frames[i];
 		uint64_t mapping_id = 0;
-		if (f->module && f->kind != PROFILE_FRAME_PROCESS) {
-			if (!module_map[f->module]) {
-				pb_mapping *m = &maps[nmaps];
-				perftools__profiles__mapping__init(m);
-				m->id = nmaps + 1;
-				m->filename = profile_intern(st, profile_str(p, f->module));
-				/* The object's GNU build id, hex as `go tool pprof` shows it. */
-				const char *bid = profile_build_id(p, f->module);
-				m->build_id = bid ? profile_intern(st, bid) : 0;
-				/* Symbolized already: readers must not look for the binary. */
-				m->has_functions = 1;
-				m->has_filenames = 1;
-				m->has_line_numbers = 1;
-				map_ptrs[nmaps++] = m;
-				module_map[f->module] = (uint32_t)nmaps;
-			}
+		if (f->module && f->kind != PROFILE_FRAME_PROCESS)
 			mapping_id = module_map[f->module];
-		}
 		struct profile_frame key = {
 		        .function = profile_intern(st, profile_str(p, f->function)),
 		        .file = profile_intern(st, profile_str(p, f->file)),

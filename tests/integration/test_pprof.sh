@@ -112,6 +112,9 @@ go tool pprof -raw "$TMP/b.pb.gz" 2>/dev/null | sed -n '/^Mappings/,$p' >"$TMP/b
 grep -Eq "^[0-9]+: 0x0/0x0/0x0 bidprog $BID \[" "$TMP/bmaps.txt" &&
 	ok "go tool pprof -raw: the program's mapping carries its build id ($BID)" ||
 	check_failed "no 'bidprog $BID' mapping in pprof -raw: $(cat "$TMP/bmaps.txt")"
+go tool pprof -top "$TMP/b.pb.gz" 2>/dev/null | head -n1 >"$TMP/bfile.txt"
+expect_grep "the main binary is the program, not a library (pprof's first mapping)" \
+	"$TMP/bfile.txt" "File: bidprog"
 LIBC=$(ldd "$TMP/bidprog" | awk '/libc\.so/ {print $3}')
 LIBC_BID=$(readelf -n "$LIBC" | sed -n 's/.*Build ID: *//p')
 if grep -q ' libc\.so' "$TMP/bmaps.txt"; then
