@@ -6,6 +6,8 @@
 #include "common/xalloc.h"
 
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +89,27 @@ static json_t *run_json(const struct run_meta *m)
 	                 "hz", m->stats.hz, "lost", (json_int_t)m->stats.lost);
 }
 
+/* Where the table's COMMAND column starts. */
+#define RUNS_COMMAND_COLUMN 70
+
+/* Cuts sb to at most cols characters (UTF-8 sequences counted as one), the last one "…". */
+static void cut_to_columns(struct strbuf *sb, size_t cols)
+{
+	size_t chars = 0, at = 0, keep = 0;
+	for (; at < sb->len; at++) {
+		if (((unsigned char)sb->buf[at] & 0xc0) == 0x80)
+			continue;
+		if (chars == cols - 1)
+			keep = at;
+		chars++;
+	}
+	if (chars > cols) {
+		sb->len = keep;
+		sb->buf[keep] = '\0';
+		strbuf_addstr(sb, "\u2026");
+	}
+}
+
 static void print_text(const struct run_meta *runs, size_t n)
 {
 	if (!n) {
@@ -94,6 +117,12 @@ static void print_text(const struct run_meta *runs, size_t n)
 		return;
 	}
 	struct strbuf e1 = STRBUF_INIT, e2 = STRBUF_INIT, e3 = STRBUF_INIT;
+	/* On a terminal a long command (a CI job's whole script) is cut to the line, so that
+	 * each run stays one line; piped, it is whole. */
+	size_t width = 0;
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col > 0)
+		width = ws.ws_col > RUNS_COMMAND_COLUMN + 20 ? ws.ws_col - RUNS_COMMAND_COLUMN : 20;
 	printf("%6s  %-16s  %-16s  %-9s %4s %9s  %s\n", "ID", "TIME (UTC)", "BRANCH", "COMMIT",
 	       "EXIT", "SAMPLES", "COMMAND");
 	for (size_t i = 0; i < n; i++) {
@@ -105,10 +134,13 @@ static void print_text(const struct run_meta *runs, size_t n)
 		char commit[10];
 		snprintf(commit, sizeof(commit), "%.8s%s", *m->commit ? m->commit : "-",
 		         m->dirty ? "+" : "");
+		esc_str(&e3, m->command, ESC_TERM);
+		if (width)
+			cut_to_columns(&e3, width);
 		printf("%6lld  %-16s  %-16.16s  %-9s %4d %9llu  %s\n", (long long)m->id, when,
 		       *m->branch ? esc_str(&e1, m->branch, ESC_TERM) : "-",
 		       esc_str(&e2, commit, ESC_TERM), m->stats.exit_status,
-		       (unsigned long long)m->stats.samples, esc_str(&e3, m->command, ESC_TERM));
+		       (unsigned long long)m->stats.samples, e3.buf);
 	}
 	strbuf_release(&e1);
 	strbuf_release(&e2);

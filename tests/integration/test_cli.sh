@@ -101,6 +101,22 @@ expect_rc "ciprof -vv run" 0 vv_run
 expect_grep "-vv is debug" "$TMP/vv_run.err" "debug:"
 run_capture vx "$CIPROF" -vx runs
 expect_rc "ciprof -vx" 2 vx
+# ciprof runs on a terminal: a long command is cut to the line with "…"; piped, it is whole.
+printf 'prog;main;work 5\n' >"$TMP/long.folded"
+LONGTAG=$(printf 'x%.0s' $(seq 1 150))
+run_capture long_imp "$CIPROF" -q import --db "$TMP/long.db" --format folded --tag "k=$LONGTAG" \
+	"$TMP/long.folded"
+expect_rc "import with a long command line" 0 long_imp
+run_capture long_pipe "$CIPROF" runs --db "$TMP/long.db"
+expect_grep "piped, the command is whole" "$TMP/long_pipe.out" "k=$LONGTAG $TMP/long.folded"
+if command -v script >/dev/null; then
+	script -qec "stty cols 100; '$CIPROF' runs --db '$TMP/long.db'" /dev/null </dev/null |
+		tr -d '\r' >"$TMP/long_tty.out"
+	widest=$(python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$TMP/long_tty.out")
+	[ "$widest" = 100 ] && ok "on a 100-column terminal every line fits" ||
+		check_failed "on a 100-column terminal the widest line is $widest columns"
+	expect_grep "and the cut is marked" "$TMP/long_tty.out" "…"
+fi
 run_capture q_run "$CIPROF" run -q --no-store -- true
 expect_rc "run -q" 0 q_run
 [ ! -s "$TMP/q_run.err" ] || check_failed "run -q printed: $(cat "$TMP/q_run.err")"
