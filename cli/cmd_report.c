@@ -359,10 +359,18 @@ static int same_tags(const struct run_meta *a, const struct run_meta *b)
 	return 1;
 }
 
+/* Whether two runs have the same samples and CPU seconds: one profile stored twice (imported
+ * again, or merged from two databases), not two runs, which never agree to the sample. */
+static int same_figures(const struct run_meta *a, const struct run_meta *b)
+{
+	return a->stats.samples == b->stats.samples && a->stats.cpu_seconds == b->stats.cpu_seconds;
+}
+
 /*
  * Up to want more runs of the head's code confirm its findings (report_diff_confirm): the
  * newest stored before it of its commit and branch, from a clean work tree, of its command,
- * rate, tags (same_tags) and exit status 0 ('ciprof ab' runs carry an ab tag).
+ * rate, tags (same_tags) and exit status 0 ('ciprof ab' runs carry an ab tag), none a copy of
+ * the head's profile or of another one taken (same_figures).
  * 0, or -1 with cp_error set.
  */
 static int confirm(struct store *s, const struct run_meta *head, const struct report_baseline *base,
@@ -381,13 +389,20 @@ static int confirm(struct store *s, const struct run_meta *head, const struct re
 	if (store_find_runs(s, &f, &runs, &n) < 0)
 		return -1;
 	struct report_diff **more = xcalloc(want, sizeof(*more));
+	unsigned char *taken = xcalloc(n ? n : 1, 1);
 	int64_t *ids = xcalloc(want, sizeof(*ids));
 	size_t k = 0;
 	int r = 0;
 	for (size_t i = 0; i < n && k < want; i++) {
 		const struct run_meta *m = &runs[i];
 		if (m->dirty || m->stats.exit_status || strcmp(m->command, head->command) ||
-		    m->stats.period_ns != head->stats.period_ns || !same_tags(m, head))
+		    m->stats.period_ns != head->stats.period_ns || !same_tags(m, head) ||
+		    same_figures(m, head))
+			continue;
+		int dup = 0;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = taken[j] && same_figures(m, &runs[j]);
+		if (dup)
 			continue;
 		struct profile *p = NULL;
 		if (store_load_profile(s, m->id, NULL, &p) < 0) {
@@ -402,6 +417,7 @@ static int confirm(struct store *s, const struct run_meta *head, const struct re
 			report_diff_new(&more[k], base->merged, base->n, base->runs, base->nruns, p,
 			                &o);
 			ids[k++] = m->id;
+			taken[i] = 1;
 		}
 		profile_free(p);
 	}
@@ -411,6 +427,7 @@ static int confirm(struct store *s, const struct run_meta *head, const struct re
 		report_diff_free(more[i]);
 	free(more);
 	free(ids);
+	free(taken);
 	store_runs_free(runs, n);
 	return r;
 }

@@ -4,8 +4,9 @@
 # burst; tests/tools/wide_suite.py --jumps) fits heavy tails, on which one run's +30 % of a
 # 4 % function is not significant: the report of two runs of the pull request's commit finds
 # it, and fails the build; a threefold jump in one of two runs is no finding, though one run
-# alone fails on it. Runs of a dirty work tree, or of another command, do not count. The
-# profiles are made up and seeded, imported as pprof: nothing is timed.
+# alone fails on it. Runs of a dirty work tree, of another command, or a copy of the head's
+# profile do not count. The profiles are made up and seeded, imported as pprof: nothing is
+# timed.
 source "$(dirname "$0")/lib.sh"
 
 GEN=$TMP/gen
@@ -94,4 +95,14 @@ run_capture dirty "$CIPROF" report --db "$DB" --base main --format json
 [ "$(crc dirty)" = "ok 1 - False unchanged" ] &&
 	ok "a dirty tree's run and another command's do not confirm" ||
 	check_failed "dirty: $(crc dirty)"
+# One profile stored twice (imported again, or merged from two databases) is one run: its
+# copy confirms nothing.
+git checkout -q main && git checkout -qb pr/copy && echo copy >file &&
+	git commit -qam "copy" || fail "the fourth PR branch"
+import_head "$GEN/head-jump.pb" pr/copy
+import_head "$GEN/head-jump.pb" pr/copy
+run_capture copy "$CIPROF" report --db "$DB" --base main --format json --fail-on-regression
+expect_rc "a copy of the head does not confirm it: the jump still fails alone" 1 copy
+[ "$(crc copy)" = "regression 1 - True regression" ] && ok "a copy of the head is not a second run" ||
+	check_failed "copy: $(crc copy)"
 finish
