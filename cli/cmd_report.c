@@ -367,17 +367,22 @@ static int same_figures(const struct run_meta *a, const struct run_meta *b)
 }
 
 /*
- * Up to want more runs of the head's code confirm its findings (report_diff_confirm): the
- * newest stored before it of its commit and branch, from a clean work tree, of its command,
- * rate, tags (same_tags) and exit status 0 ('ciprof ab' runs carry an ab tag), none a copy of
- * the head's profile or of another one taken (same_figures).
- * 0, or -1 with cp_error set.
+ * Up to want more runs of the head's code, each compared with the baseline (report_diff_new),
+ * for report_diff_new_confirmed: the newest stored before the head of its commit and branch,
+ * from a clean work tree, of its command, rate, tags (same_tags) and exit status 0 ('ciprof
+ * ab' runs carry an ab tag), none a copy of the head's profile or of another one taken
+ * (same_figures). *peers (owned: peers_free) and *ids get *n of them. 0, or -1 with cp_error
+ * set.
  */
-static int confirm(struct store *s, const struct run_meta *head, const struct report_baseline *base,
-                   const struct frames_filter *ff, const struct report_options *opts, size_t want,
-                   struct report_diff *diff)
+static int head_peers(struct store *s, const struct run_meta *head,
+                      const struct report_baseline *base, const struct frames_filter *ff,
+                      const struct report_options *opts, size_t want, struct report_diff ***peers,
+                      int64_t **ids, size_t *n)
 {
-	if (!*head->commit || head->dirty || head->stats.exit_status)
+	*peers = xcalloc(want ? want : 1, sizeof(**peers));
+	*ids = xcalloc(want ? want : 1, sizeof(**ids));
+	*n = 0;
+	if (!want || !*head->commit || head->dirty || head->stats.exit_status)
 		return 0;
 	struct store_run_filter f = {.commit = head->commit,
 	                             .branch = head->branch,
@@ -385,15 +390,12 @@ static int confirm(struct store *s, const struct run_meta *head, const struct re
 	                             .limit = 50,
 	                             .tags = 1};
 	struct run_meta *runs = NULL;
-	size_t n = 0;
-	if (store_find_runs(s, &f, &runs, &n) < 0)
+	size_t nruns = 0;
+	if (store_find_runs(s, &f, &runs, &nruns) < 0)
 		return -1;
-	struct report_diff **more = xcalloc(want, sizeof(*more));
-	unsigned char *taken = xcalloc(n ? n : 1, 1);
-	int64_t *ids = xcalloc(want, sizeof(*ids));
-	size_t k = 0;
+	unsigned char *taken = xcalloc(nruns ? nruns : 1, 1);
 	int r = 0;
-	for (size_t i = 0; i < n && k < want; i++) {
+	for (size_t i = 0; i < nruns && *n < want; i++) {
 		const struct run_meta *m = &runs[i];
 		if (m->dirty || m->stats.exit_status || strcmp(m->command, head->command) ||
 		    m->stats.period_ns != head->stats.period_ns || !same_tags(m, head) ||
@@ -414,22 +416,24 @@ static int confirm(struct store *s, const struct run_meta *head, const struct re
 		if (profile_total(p, NULL)) {
 			struct report_options o = *opts;
 			o.head_quiet = report_head_quiet(m);
-			report_diff_new(&more[k], base->merged, base->n, base->runs, base->nruns, p,
-			                &o);
-			ids[k++] = m->id;
+			report_diff_new(&(*peers)[*n], base->merged, base->n, base->runs,
+			                base->nruns, p, &o);
+			(*ids)[(*n)++] = m->id;
 			taken[i] = 1;
 		}
 		profile_free(p);
 	}
-	if (!r)
-		report_diff_confirm(diff, more, ids, k);
-	for (size_t i = 0; i < k; i++)
-		report_diff_free(more[i]);
-	free(more);
-	free(ids);
 	free(taken);
-	store_runs_free(runs, n);
+	store_runs_free(runs, nruns);
 	return r;
+}
+
+static void peers_free(struct report_diff **peers, int64_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		report_diff_free(peers[i]);
+	free(peers);
+	free(ids);
 }
 
 int cli_write_output(const char *path, const struct strbuf *buf)
@@ -594,12 +598,19 @@ int cmd_report(int argc, char **argv)
 		base.ref = kept;
 	}
 	a.opts.head_quiet = report_head_quiet(&head);
-	if (base.n)
-		report_diff_new(&diff, base.merged, base.n, base.runs, base.nruns, hp, &a.opts);
-	if (diff && a.head_runs > 1 &&
-	    confirm(s, &head, &base, &ff, &a.opts, a.head_runs - 1, diff) < 0) {
-		r = cli_runtime_error();
-		goto out;
+	if (base.n) {
+		struct report_diff **peers;
+		int64_t *ids;
+		size_t npeers;
+		if (head_peers(s, &head, &base, &ff, &a.opts, a.head_runs - 1, &peers, &ids,
+		               &npeers) < 0) {
+			peers_free(peers, ids, npeers);
+			r = cli_runtime_error();
+			goto out;
+		}
+		report_diff_new_confirmed(&diff, base.merged, base.n, base.runs, base.nruns, hp,
+		                          peers, ids, npeers, &a.opts);
+		peers_free(peers, ids, npeers);
 	}
 	if (diff) {
 		report_note_load(diff, &head, &base);

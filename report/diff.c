@@ -337,10 +337,55 @@ static void mark(struct report_diff *d)
 	free(p);
 }
 
-/* The head's spread checked (deflate), then BH (mark). */
-static void judge(struct report_diff *d)
+/* The item of peer with it's measure, name and module, or NULL. */
+static const struct report_item *same_item(const struct report_diff *peer,
+                                           const struct report_item *it)
+{
+	for (size_t i = 0; i < peer->nitems; i++) {
+		const struct report_item *o = &peer->items[i];
+		if (o->measure == it->measure && !strcmp(o->name, it->name) &&
+		    !strcmp(o->module, it->module))
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * Every run of the head's code (report_diff_new_confirmed): each judged item's p becomes
+ * max(p over the k runs)^(k / (1 + (k - 1) rho)) when every run judged it and moved it the same
+ * way, else 1. rho: the baseline's share of the item's variance, which the runs share.
+ */
+static void confirm_p(struct report_diff *d, struct report_diff *const *peers, size_t n)
+{
+	double k = (double)(n + 1);
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_cmp *c = &d->items[i].cmp;
+		if (!c->tested || !c->ratio_test)
+			continue;
+		/* k normals correlated by rho are all beyond t with a tail of exp(-t^2 / 2) to the
+		 * power k / (1 + (k - 1) rho), not k. */
+		double rho = c->stat_v > 0 ? fmin(1, fmax(0, c->stat_vb / c->stat_v)) : 1;
+		double worst = c->p;
+		for (size_t j = 0; j < n; j++) {
+			const struct report_item *o = same_item(peers[j], &d->items[i]);
+			if (!o || !o->cmp.tested || !o->cmp.ratio_test ||
+			    (o->cmp.change > 0) != (c->change > 0)) {
+				worst = 1;
+				break;
+			}
+			worst = fmax(worst, o->cmp.p);
+		}
+		c->p = pow(worst, k / (1 + (k - 1) * rho));
+	}
+}
+
+/* The head's spread checked (deflate), every run of its code asked (confirm_p, npeers > 0),
+ * then BH (mark). */
+static void judge(struct report_diff *d, struct report_diff *const *peers, size_t npeers)
 {
 	deflate(d);
+	if (npeers)
+		confirm_p(d, peers, npeers);
 	mark(d);
 }
 
@@ -820,6 +865,15 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
                      struct profile *const *history, size_t nhistory, const struct profile *head,
                      const struct report_options *o)
 {
+	report_diff_new_confirmed(out, base, base_nruns, history, nhistory, head, NULL, NULL, 0, o);
+}
+
+void report_diff_new_confirmed(struct report_diff **out, const struct profile *base,
+                               size_t base_nruns, struct profile *const *history, size_t nhistory,
+                               const struct profile *head, struct report_diff *const *peers,
+                               const int64_t *peer_ids, size_t npeers,
+                               const struct report_options *o)
+{
 	struct report_diff *d = xcalloc(1, sizeof(*d));
 	struct report_tree *t = &d->tree;
 	size_t items_alloc = 0;
@@ -893,6 +947,15 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 
 	struct noise_model nm;
 	estimate_noise(d, history, nhistory, &nm);
+	/* Other runs of the head's code, asked only where the tails are learned (a shorter
+	 * history's gate is the one run's, short_history_gate). */
+	if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
+		npeers = 0;
+	if (npeers) {
+		d->confirm_runs = npeers + 1;
+		d->confirm_ids = xmalloc(st_mult(npeers, sizeof(*d->confirm_ids)));
+		memcpy(d->confirm_ids, peer_ids, npeers * sizeof(*peer_ids));
+	}
 	estimate_scale(d, &fs, nm.self);
 	shift_spread(d);
 	d->c *= d->scale;
@@ -929,7 +992,7 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 		if (!is_code(names, (uint32_t)f))
 			not_judged(&d->items[d->nitems - 1].cmp, REPORT_NOT_CODE);
 	}
-	judge(d);
+	judge(d, peers, npeers);
 	for (size_t i = 0; i < d->nitems; i++)
 		if (d->items[i].measure == REPORT_SELF && d->items[i].cmp.significant)
 			t->frame_flag[d->items[i].frame] = 1;
@@ -968,7 +1031,7 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 		if (!is_code(names, (uint32_t)f))
 			not_judged(&d->items[d->nitems - 1].cmp, REPORT_NOT_CODE);
 	}
-	judge(d);
+	judge(d, peers, npeers);
 
 	report_diff_settle(d);
 	short_history_gate(d);
@@ -988,54 +1051,6 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
 	free(test_b);
 	noise_model_release(&nm);
 	*out = d;
-}
-
-/* The item of more with it's measure, name and module, or NULL. */
-static const struct report_item *same_item(const struct report_diff *more,
-                                           const struct report_item *it)
-{
-	for (size_t i = 0; i < more->nitems; i++) {
-		const struct report_item *o = &more->items[i];
-		if (o->measure == it->measure && !strcmp(o->name, it->name) &&
-		    !strcmp(o->module, it->module))
-			return o;
-	}
-	return NULL;
-}
-
-void report_diff_confirm(struct report_diff *d, struct report_diff *const *more, const int64_t *ids,
-                         size_t n)
-{
-	if (!n || d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
-		return;
-	double k = (double)(n + 1);
-	for (size_t i = 0; i < d->nitems; i++) {
-		struct report_cmp *c = &d->items[i].cmp;
-		if (!c->tested || !c->ratio_test)
-			continue;
-		/* The runs share the baseline: their statistics correlate by rho, its share of
-		 * the variance, and k such normals all beyond t have a tail of exp(-t^2 / 2) to
-		 * the power k / (1 + (k - 1) rho), not k. */
-		double rho = c->stat_v > 0 ? fmin(1, fmax(0, c->stat_vb / c->stat_v)) : 1;
-		double power = k / (1 + (k - 1) * rho);
-		double worst = c->p;
-		for (size_t j = 0; j < n; j++) {
-			const struct report_item *o = same_item(more[j], &d->items[i]);
-			if (!o || !o->cmp.tested || !o->cmp.ratio_test ||
-			    (o->cmp.change > 0) != (c->change > 0)) {
-				worst = 1;
-				break;
-			}
-			worst = fmax(worst, o->cmp.p);
-		}
-		c->p = pow(worst, power);
-	}
-	d->confirm_runs = n + 1;
-	d->confirm_ids = xmalloc(st_mult(n, sizeof(*d->confirm_ids)));
-	memcpy(d->confirm_ids, ids, n * sizeof(*ids));
-	mark(d);
-	report_diff_settle(d);
-	short_history_gate(d);
 }
 
 void report_diff_free(struct report_diff *d)

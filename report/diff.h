@@ -187,7 +187,8 @@ struct report_diff {
 	                                test for a suite-wide move beyond the history's
 	                                (0: none; see shift_spread in diff.c) */
 	size_t confirm_runs;         /* runs of the head's code its findings had to show in,
-	                                itself included (report_diff_confirm; 0: itself alone) */
+	                                itself included (report_diff_new_confirmed; 0: itself
+	                                alone) */
 	int64_t *confirm_ids;        /* the other ones' run ids (confirm_runs - 1 of them) */
 	double efficiency;           /* the share of Poisson's variance sampling adds
 	                                (stats_sampling_efficiency; 1 without history) */
@@ -216,30 +217,32 @@ struct report_diff {
 void report_diff_new(struct report_diff **out, const struct profile *base, size_t base_nruns,
                      struct profile *const *history, size_t nhistory, const struct profile *head,
                      const struct report_options *o);
+/*
+ * The same, with every run of the head's code asked: peers[0..npeers) are the diffs of other
+ * runs of the head's commit (report_diff_new against the same baseline and history; their ids
+ * in peer_ids, kept in d->confirm_ids). A run of a suite on a shared machine now and then moves
+ * one steady function or test by 30-70 % on identical code, so the tails one run is judged on
+ * are heavy and a real +30 % of a 5 % function is judged as one such jump might be; a change
+ * that every run shows is not one jump. Each judged item's p becomes max(p over the k =
+ * npeers + 1 runs)^(k / (1 + (k - 1) rho)) when every run judged it and moved it the same way
+ * (else 1): under no change k independent uniform p are all at most x with chance x^k, and the
+ * runs share the baseline, whose share rho of the item's variance (stat_vb / stat_v)
+ * correlates them. Asked at both of the report's judgements, so that a function flagged only
+ * with the other runs' help is taken out of its callers' totals like any flagged function.
+ * Only with STATS_TAIL_SCALE_MIN_RUNS history runs (shorter histories keep the one run's
+ * verdict: their gate is the newest run's, short_history_gate). The figures shown stay head's.
+ */
+void report_diff_new_confirmed(struct report_diff **out, const struct profile *base,
+                               size_t base_nruns, struct profile *const *history, size_t nhistory,
+                               const struct profile *head, struct report_diff *const *peers,
+                               const int64_t *peer_ids, size_t npeers,
+                               const struct report_options *o);
 void report_diff_free(struct report_diff *d);
 
 /* After items' cmp.kind and significance were set from elsewhere (ciprof ab's paired
  * statistics): recounts regressions and improvements, the verdict, the flame graph's flags and
  * the hottest paths, and sorts the items again (flagged first). */
 void report_diff_settle(struct report_diff *d);
-
-/*
- * Confirms d's findings with more runs of the head's code: more[0..n) are the diffs of n
- * other runs of the head's commit (report_diff_new against the same baseline and history).
- * A run of a suite on a shared machine now and then moves one steady function or test by
- * 30-70 % on identical code, so the tails one run is judged on are heavy and a real +30 %
- * of a 5 % function is judged as one such jump might be; a change that every run shows is
- * not one jump. Each judged item's p becomes max(p over the k = n + 1 runs)^(k / (1 + (k - 1)
- * rho)), when every run judged it and changed it the same way (else 1): under no change k
- * independent uniform p are all at most x with chance x^k, and the runs share the baseline,
- * whose share rho of the item's variance (stat_vb / stat_v) correlates them. Then
- * BH, the verdict and the gate as report_diff_new does them. Only with
- * STATS_TAIL_SCALE_MIN_RUNS history runs (shorter histories keep the one run's verdict:
- * their gate is the newest run's, short_history_gate). The numbers shown stay d's own run's;
- * ids are the other runs' (kept in d->confirm_ids).
- */
-void report_diff_confirm(struct report_diff *d, struct report_diff *const *more, const int64_t *ids,
-                         size_t n);
 
 /* Seconds per sample of a profile: its period, else 1/hz, else cpu_seconds/samples. */
 double report_period(const struct profile *p);

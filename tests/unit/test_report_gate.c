@@ -350,12 +350,30 @@ static const struct report_cmp *cmp_of(const struct report_diff *d, enum report_
 	return NULL;
 }
 
+/* head compared with base (HIST runs merged; hist history runs), peer (another run of its
+ * commit, id 7) asked too (report_diff_new_confirmed). */
+enum { HIST = 30 };
+static struct report_diff *confirmed(const struct profile *base, struct profile *const *runs,
+                                     size_t hist, const struct profile *head,
+                                     const struct profile *peer)
+{
+	struct report_options o;
+	report_options_init(&o);
+	struct report_diff *dp, *d;
+	report_diff_new(&dp, base, HIST, runs, hist, peer, &o);
+	int64_t id = 7;
+	report_diff_new_confirmed(&d, base, HIST, runs, hist, head, &dp, &id, 1, &o);
+	report_diff_free(dp);
+	return d;
+}
+
 /*
- * Several runs of the head's commit (report_diff_confirm). A history of 30 runs in which every
- * function slows by 40 % in one run in 33 (as a neighbour's burst does on a shared runner) fits
- * heavy tails, on which one run's +50 % of a 5 % function is not significant; shown by each of
- * two runs it is a regression. A threefold jump in one of two runs is not, nor a change the
- * two runs disagree on; a history of under 20 runs keeps the one run's verdict.
+ * Several runs of the head's commit (report_diff_new_confirmed). A history of 30 runs in which
+ * every function slows by 40 % in one run in 33 (as a neighbour's burst does on a shared
+ * runner) fits heavy tails, on which one run's +50 % of a 5 % function is not significant;
+ * shown by each of two runs it is a regression. A threefold jump in one of two runs is not,
+ * nor a change the two runs disagree on; a history of under 20 runs keeps the one run's
+ * verdict.
  */
 static void test_confirm_runs(void **state)
 {
@@ -371,7 +389,6 @@ static void test_confirm_runs(void **state)
 	char name[32];
 	snprintf(name, sizeof(name), "f_%02d", f5);
 	struct rng r = {4242};
-	enum { HIST = 30 };
 	struct profile *runs[HIST], *merged;
 	synth_base(&base, &r, HIST, runs, &merged);
 	struct report_options o;
@@ -388,57 +405,51 @@ static void test_confirm_runs(void **state)
 	struct profile *h1 = synth_run(&slow, &r, 1.0), *h2 = synth_run(&slow, &r, 1.0);
 	struct profile *hj = synth_run(&jumped, &r, 1.0), *hc = synth_run(&calm, &r, 1.0);
 	struct profile *hf = synth_run(&fast, &r, 1.0);
-	struct report_diff *d1, *d2, *dj, *dc, *df;
+	struct report_diff *d1, *dj;
 	report_diff_new(&d1, merged, HIST, runs, HIST, h1, &o);
-	report_diff_new(&d2, merged, HIST, runs, HIST, h2, &o);
 	report_diff_new(&dj, merged, HIST, runs, HIST, hj, &o);
-	report_diff_new(&dc, merged, HIST, runs, HIST, hc, &o);
-	report_diff_new(&df, merged, HIST, runs, HIST, hf, &o);
 	/* One run: +50 % on tails this heavy is not significant; a threefold jump is. */
 	const struct report_cmp *c = cmp_of(d1, REPORT_SELF, name);
 	assert_non_null(c);
 	assert_true(c->change > 0.35);
 	assert_false(c->significant);
-	double p1 = c->p;
+	assert_int_equal(d1->confirm_runs, 0);
+	double p1 = c->p, change = c->change;
 	assert_true(cmp_of(dj, REPORT_SELF, name)->significant);
 	assert_int_equal(dj->verdict, REPORT_REGRESSED);
 	/* Two runs that both show +50 %: a regression, on this run's figures. */
-	int64_t ids[1] = {7};
-	double change = c->change;
-	report_diff_confirm(d1, &d2, ids, 1);
-	c = cmp_of(d1, REPORT_SELF, name);
+	struct report_diff *d = confirmed(merged, runs, HIST, h1, h2);
+	c = cmp_of(d, REPORT_SELF, name);
 	assert_true(c->significant);
 	assert_int_equal(c->kind, REPORT_REGRESSION);
 	assert_true(c->p < p1);
 	assert_float_equal(c->change, change, 1e-12);
-	assert_int_equal(d1->verdict, REPORT_REGRESSED);
-	assert_int_equal(d1->confirm_runs, 2);
-	assert_int_equal(d1->confirm_ids[0], 7);
+	assert_int_equal(d->verdict, REPORT_REGRESSED);
+	assert_int_equal(d->confirm_runs, 2);
+	assert_int_equal(d->confirm_ids[0], 7);
+	report_diff_free(d);
 	/* The jump in one run, the other run calm: not a finding. */
-	report_diff_confirm(dj, &dc, ids, 1);
-	c = cmp_of(dj, REPORT_SELF, name);
-	assert_false(c->significant);
-	assert_true(dj->verdict != REPORT_REGRESSED);
+	d = confirmed(merged, runs, HIST, hj, hc);
+	assert_false(cmp_of(d, REPORT_SELF, name)->significant);
+	assert_true(d->verdict != REPORT_REGRESSED);
+	report_diff_free(d);
 	/* Two runs that disagree (+50 % and -20 %): nothing either way. */
-	report_diff_confirm(d2, &df, ids, 1);
-	c = cmp_of(d2, REPORT_SELF, name);
+	d = confirmed(merged, runs, HIST, h2, hf);
+	c = cmp_of(d, REPORT_SELF, name);
 	assert_float_equal(c->p, 1, 0);
 	assert_false(c->significant);
+	report_diff_free(d);
 	/* Ten history runs: the one run's verdict stands (its gate is that run's). */
-	struct report_diff *s1, *s2;
+	struct report_diff *s1;
 	report_diff_new(&s1, merged, HIST, runs, 10, hj, &o);
-	report_diff_new(&s2, merged, HIST, runs, 10, hc, &o);
-	double ps = cmp_of(s1, REPORT_SELF, name)->p;
-	report_diff_confirm(s1, &s2, ids, 1);
-	assert_int_equal(s1->confirm_runs, 0);
-	assert_float_equal(cmp_of(s1, REPORT_SELF, name)->p, ps, 0);
+	d = confirmed(merged, runs, 10, hj, hc);
+	assert_int_equal(d->confirm_runs, 0);
+	assert_float_equal(cmp_of(d, REPORT_SELF, name)->p, cmp_of(s1, REPORT_SELF, name)->p, 0);
+	assert_int_equal(d->verdict, s1->verdict);
 	report_diff_free(s1);
-	report_diff_free(s2);
+	report_diff_free(d);
 	report_diff_free(d1);
-	report_diff_free(d2);
 	report_diff_free(dj);
-	report_diff_free(dc);
-	report_diff_free(df);
 	profile_free(h1);
 	profile_free(h2);
 	profile_free(hj);
