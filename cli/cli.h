@@ -13,6 +13,7 @@
 enum cli_exit {
 	EXIT_OK = 0,
 	EXIT_REGRESSION = 1, /* only with --fail-on-regression */
+	EXIT_NO_RUN = 1,     /* report --need-run: another run would not change the verdict */
 	EXIT_USAGE = 2,
 	EXIT_RUNTIME = 3,
 };

@@ -36,6 +36,7 @@ enum {
 	OPT_ARTIFACT_URL,
 	OPT_TREND_RUNS,
 	OPT_FOCUS,
+	OPT_NEED_RUN,
 };
 
 extern char **environ;
@@ -72,6 +73,9 @@ static const struct cli_option report_options[] = {
          "base runs in the Markdown trend charts (default 20; 0: no charts)"},
         {"focus", OPT_FOCUS, NULL,
          "svg: draw only the subtrees that hold findings (and the callers leading there)"},
+        {"need-run", OPT_NEED_RUN, NULL,
+         "no report: exit 0 when another run of the head's commit could decide a finding "
+         "(up to --head-runs), else 1; prints which"},
         {NULL, 0, NULL, NULL},
 };
 
@@ -79,7 +83,8 @@ static const char report_usage[] =
         "[--db FILE] [--head RUN] [--base REF] [--base-runs N] [--head-runs N]\n"
         "                     [--format md|html|svg|json] [-o FILE] [--fail-on-regression]\n"
         "                     [--min-change PCT] [--min-share PCT] [--alpha A]\n"
-        "                     [--id NAME] [--artifact-url URL] [--trend-runs N] [--focus]";
+        "                     [--id NAME] [--artifact-url URL] [--trend-runs N] [--focus]\n"
+        "       ciprof report [--db FILE] [--head RUN] [--base REF] [--head-runs N] --need-run";
 static const char report_description[] =
         "Compares a stored run (the head, default the newest) with its baseline and reports\n"
         "which tests and functions got slower or faster, in CPU time.\n"
@@ -110,7 +115,12 @@ static const char report_description[] =
         "history never saw moved a steady function.\n"
         "A run on a shared machine now and then moves a steady function 30-70 %: when the\n"
         "head's commit has more runs ('ciprof run' twice in the job), a finding must show\n"
-        "in each of the newest --head-runs (with 20 or more base-branch runs).\n"
+        "in each of the newest --head-runs (with 20 or more base-branch runs). --need-run\n"
+        "says when one more run is worth its time: it exits 0 while the runs so far flag a\n"
+        "regression (which another run confirms or takes back) or show a slowdown that\n"
+        "--head-runs runs could make significant, and 1 when another run cannot change\n"
+        "the verdict (--head-runs reached, fewer than 20 base-branch runs, no baseline, a\n"
+        "failed or dirty head run). A CI job runs the suite again while it says so.\n"
         "Small changes need many samples: sample at --hz 999 or more ('ciprof run --hz').\n"
         "\n"
         "Formats: md, GitHub Markdown for a PR comment (at most 65,536 characters): the\n"
@@ -131,6 +141,7 @@ static const char report_description[] =
         "\n"
         "Exit status: 0 reported (whatever the verdict); 1 regression with\n"
         "--fail-on-regression; 2 usage error; 3 runtime error (no database, no such run).\n"
+        "With --need-run: 0 another run could decide something, 1 it could not.\n"
         "\n"
         "examples:\n"
         "  ciprof report --base main\n"
@@ -139,7 +150,8 @@ static const char report_description[] =
         "  ciprof report --format json --fail-on-regression > report.json\n"
         "  ciprof report --head 42 --base 37           # run 42 against run 37\n"
         "  ciprof report --base 1a2b3c4 --min-change 10\n"
-        "  ciprof report --ab 1767225600-4242          # a 'ciprof ab' comparison, again";
+        "  ciprof report --ab 1767225600-4242          # a 'ciprof ab' comparison, again\n"
+        "  while ciprof report --base main --need-run; do ciprof run -- make test; done";
 
 /* Which of the options .ciprof.yml also sets were given on the command line (they win). */
 enum {
@@ -161,6 +173,8 @@ struct report_args {
 	long trend_runs;
 	int focus;
 	size_t head_runs;
+	int need_run;
+	unsigned given; /* options --need-run does not combine with */
 };
 
 int cli_parse_number(const char *cmd, const char *opt, const char *arg, double lo, double hi,
@@ -219,12 +233,17 @@ static int report_opt(void *ctx, int id, const char *arg)
 		a->set |= SET_HEAD_RUNS;
 		return 0;
 	case OPT_FORMAT:
+		a->given |= 1;
 		return cli_parse_report_format("report", arg, &a->format);
 	case 'o':
 		a->output = arg;
+		a->given |= 1;
 		return 0;
 	case OPT_FOCUS:
 		a->focus = 1;
+		return 0;
+	case OPT_NEED_RUN:
+		a->need_run = 1;
 		return 0;
 	case OPT_ID:
 		if (!report_id_valid(arg)) {
@@ -249,6 +268,7 @@ static int report_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_FAIL:
 		a->fail = 1;
+		a->given |= 1;
 		return 0;
 	case OPT_MIN_CHANGE:
 		if (cli_parse_number("report", "--min-change", arg, 0, 1000, 0, &v) < 0)
@@ -263,6 +283,7 @@ static int report_opt(void *ctx, int id, const char *arg)
 		a->set |= SET_MIN_SHARE;
 		return 0;
 	case OPT_AB:
+		a->given |= 1;
 		if (!*arg) {
 			cli_usage_error("report", "--ab needs a comparison id (the runs' ab tag)");
 			return -1;
@@ -436,6 +457,74 @@ static void peers_free(struct report_diff **peers, int64_t *ids, size_t n)
 	free(ids);
 }
 
+/*
+ * --need-run: whether one more run of the head's commit could change what the report says
+ * (report_diff_undecided), printed one item a line, the names escaped for a terminal. EXIT_OK
+ * when it could, EXIT_NO_RUN when not (the reason logged). A run that can never be confirmed
+ * (no commit, a dirty tree, a failed command: head_peers takes none of its kind) answers no,
+ * so that a CI loop asking this ends.
+ */
+static int need_run(const struct report_args *a, const struct run_meta *head,
+                    const struct report_diff *d)
+{
+	size_t runs = d && d->confirm_runs ? d->confirm_runs : 1;
+	char *why = NULL;
+	if (!*head->commit)
+		why = xstrdup("the head run has no commit (not made in a git repository)");
+	else if (head->dirty)
+		why = xstrdup("the head run's work tree had changes, so no two runs are known to "
+		              "be of one code");
+	else if (head->stats.exit_status)
+		why = xasprintf("the head run's command failed (exit status %d)",
+		                head->stats.exit_status);
+	else if (!d)
+		why = xstrdup("there is no baseline");
+	else if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
+		why = xasprintf("runs of one commit are combined with %d base-branch runs or more, "
+		                "and the noise was learned from %zu",
+		                STATS_TAIL_SCALE_MIN_RUNS, d->history_runs);
+	else if (runs >= a->head_runs)
+		why = xasprintf("%zu run%s of this commit judged, the most --head-runs asks", runs,
+		                runs == 1 ? "" : "s");
+	size_t *idx = NULL, n = 0, flagged = 0;
+	if (!why) {
+		idx = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*idx)));
+		n = report_diff_undecided(d, a->head_runs, idx, &flagged);
+		if (!n)
+			why = xasprintf("nothing the runs so far show could become significant in %zu "
+			                "runs",
+			                a->head_runs);
+	}
+	if (why) {
+		log_info("report: no further run needed: %s", why);
+		free(why);
+		free(idx);
+		return EXIT_NO_RUN;
+	}
+	struct strbuf out = STRBUF_INIT, name = STRBUF_INIT;
+	for (size_t j = 0; j < n; j++) {
+		const struct report_item *it = &d->items[idx[j]];
+		strbuf_reset(&name);
+		report_escape(&name, it->name, REPORT_ESC_TEXT, 200);
+		strbuf_addf(&out, "%s %s %s %+.1f %% (%s %.2g)\n",
+		            j < flagged ? "confirm" : "could-flag",
+		            it->measure == REPORT_TEST    ? "test"
+		            : it->measure == REPORT_SELF  ? "function"
+		                                          : "function-total",
+		            name.buf, 100 * it->cmp.change, j < flagged ? "q" : "p",
+		            j < flagged ? it->cmp.q : it->cmp.p);
+	}
+	log_info("report: another run of this commit could decide %zu finding%s (%zu of at most "
+	         "%zu runs judged)",
+	         n, n == 1 ? "" : "s", runs, a->head_runs);
+	fwrite(out.buf, 1, out.len, stdout);
+	strbuf_release(&out);
+	strbuf_release(&name);
+	free(idx);
+	int r = cli_finish_stdout();
+	return r ? r : EXIT_OK;
+}
+
 int cli_write_output(const char *path, const struct strbuf *buf)
 {
 	if (!path) {
@@ -503,6 +592,9 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report",
 		                       "unexpected argument '%s'; see 'ciprof report --help'",
 		                       argv[first]);
+	if (a.need_run && a.given)
+		return cli_usage_error("report", "--need-run writes no report: it takes no --format, "
+		                                 "-o, --fail-on-regression, --focus or --ab");
 	if (a.ab && (a.head || a.base))
 		return cli_usage_error("report", "--ab renders a stored A/B comparison: it takes "
 		                                 "no --head or --base");
@@ -615,6 +707,10 @@ int cmd_report(int argc, char **argv)
 	if (diff) {
 		report_note_load(diff, &head, &base);
 		advisory = report_advisory(&base, diff);
+	}
+	if (a.need_run) {
+		r = need_run(&a, &head, diff);
+		goto out;
 	}
 	prh = pr_head(&head);
 	aurl = artifact_url(&a, &head);

@@ -1053,6 +1053,55 @@ void report_diff_new_confirmed(struct report_diff **out, const struct profile *b
 	*out = d;
 }
 
+static int by_key(const void *x, const void *y)
+{
+	const double *a = x, *b = y;
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+size_t report_diff_undecided(const struct report_diff *d, size_t max_runs, size_t *idx,
+                             size_t *flagged)
+{
+	size_t n = 0, runs = d->confirm_runs ? d->confirm_runs : 1;
+	*flagged = 0;
+	if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS || runs >= max_runs || d->ab)
+		return 0;
+	for (size_t i = 0; i < d->nitems; i++)
+		if (d->items[i].cmp.kind == REPORT_REGRESSION)
+			idx[n++] = i;
+	*flagged = n;
+	double k = (double)runs, kmax = (double)max_runs;
+	/* (best-case p, item) per candidate, a family at a time */
+	double *cand = xmalloc(st_mult(d->nitems ? d->nitems : 1, 2 * sizeof(*cand)));
+	for (int fam = 0; fam < 2; fam++) {
+		size_t m = 0, sig = 0, nc = 0;
+		for (size_t i = 0; i < d->nitems; i++) {
+			const struct report_cmp *c = &d->items[i].cmp;
+			if (!c->tested || (d->items[i].measure == REPORT_TEST) != fam)
+				continue;
+			m++;
+			sig += (size_t)c->significant;
+			if (c->significant || !c->ratio_test || !(c->change >= d->opts.min_change) ||
+			    !(c->p < 1))
+				continue;
+			double rho = c->stat_v > 0 ? fmin(1, fmax(0, c->stat_vb / c->stat_v)) : 1;
+			double worst = pow(c->p, (1 + (k - 1) * rho) / k);
+			cand[2 * nc] = pow(worst, kmax / (1 + (kmax - 1) * rho));
+			cand[2 * nc + 1] = (double)i;
+			nc++;
+		}
+		qsort(cand, nc, 2 * sizeof(*cand), by_key);
+		size_t take = 0;
+		for (size_t j = 0; j < nc; j++)
+			if (cand[2 * j] <= d->opts.alpha * (double)(sig + j + 1) / (double)m)
+				take = j + 1;
+		for (size_t j = 0; j < take; j++)
+			idx[n++] = (size_t)cand[2 * j + 1];
+	}
+	free(cand);
+	return n;
+}
+
 void report_diff_free(struct report_diff *d)
 {
 	if (!d)

@@ -3,6 +3,12 @@
 more ciprof binaries, side by side on identical data.
 
     bench/verdicts/rejudge.py DIR CIPROF [CIPROF...] [--alpha A] [--head-runs N]
+    bench/verdicts/rejudge.py DIR CIPROF [CIPROF...] --adaptive K
+
+With --adaptive K (a DIR kept with `run.py --head-runs K`), each head is judged as a CI job
+whose suite runs again while `ciprof report --need-run --head-runs K` says another run could
+decide something: its first run alone, then with its second if asked, and so on; the last
+run judged is the verdict, and the runs it took are counted (the CI time).
 
 DIR is what `run.py --keep DIR` left: DIR/repo (the workload's repository with its
 .ciprof/ciprof.db: the base branch's history and every head run) and DIR/heads.json (each
@@ -23,6 +29,37 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from run import clean_env  # noqa: E402
+
+
+def commit_runs(ciprof, repo):
+    """Run id -> commit, of every run in the kept repository's database."""
+    r = subprocess.run([ciprof, "-q", "runs", "--limit", "100000", "--format", "json"],
+                       cwd=repo, env=clean_env(), text=True, stdout=subprocess.PIPE, check=True)
+    return {x["id"]: x["commit"] for x in json.loads(r.stdout)["runs"]}
+
+
+def need_run(ciprof, repo, head, alpha, head_runs):
+    args = [ciprof, "-q", "report", "--head", str(head), "--base", "main", "--need-run",
+            "--head-runs", str(head_runs)]
+    if alpha:
+        args += ["--alpha", str(alpha)]
+    r = subprocess.run(args, cwd=repo, env=clean_env(), text=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if r.returncode not in (0, 1):
+        sys.exit(f"rejudge.py: {' '.join(args)} failed ({r.returncode}):\n{r.stderr}")
+    return r.returncode == 0, r.stdout
+
+
+def adaptive(ciprof, repo, head, alpha, k, commits):
+    """Judges head's commit as a CI loop asking --need-run would: (rc, report, runs used)."""
+    ids = [head - j for j in range(k - 1, -1, -1)]
+    if any(commits.get(i) != commits.get(head) for i in ids):
+        sys.exit(f"rejudge.py: runs {ids} are not one commit's: was DIR kept with "
+                 f"--head-runs {k}?")
+    for used, run in enumerate(ids, 1):
+        if used == k or not need_run(ciprof, repo, run, alpha, k)[0]:
+            rc, r = judge(ciprof, repo, run, alpha, k)
+            return rc, r, used
 
 
 def judge(ciprof, repo, head, alpha, head_runs=None):
@@ -70,6 +107,9 @@ def main():
     ap.add_argument("--head-runs", type=int,
                     help="pass --head-runs N to ciprof report (1 for a DIR kept before heads "
                          "had commits of their own, where runs of one commit are several heads')")
+    ap.add_argument("--adaptive", type=int, metavar="K",
+                    help="judge each head as a CI job that runs its suite again (up to K runs) "
+                         "while ciprof report --need-run says so; prints the runs used")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print every head's flags, its history runs and whether it failed the "
                          "build")
@@ -77,27 +117,34 @@ def main():
     repo = os.path.join(a.dir, "repo")
     heads = json.load(open(os.path.join(a.dir, "heads.json")))
     bins = [os.path.abspath(c) for c in a.ciprof]
+    commits = commit_runs(bins[0], repo) if a.adaptive else None
     table = {}  # scenario -> [per binary: counters]
     order = []
     for h in heads:
         if h["scenario"] not in table:
             table[h["scenario"]] = [dict(n=0, fail=0, flagged=0, found=0, others=0, shift=0,
-                                         busy=0) for _ in bins]
+                                         busy=0, runs=0) for _ in bins]
             order.append(h["scenario"])
         for k, c in enumerate(bins):
-            rc, r = judge(c, repo, h["id"], a.alpha, a.head_runs)
+            if a.adaptive:
+                rc, r, used = adaptive(c, repo, h["id"], a.alpha, a.adaptive, commits)
+            else:
+                rc, r, used = *judge(c, repo, h["id"], a.alpha, a.head_runs), 1
             s = score(h, rc, r)
             st = table[h["scenario"]][k]
             st["n"] += 1
+            st["runs"] += used
             for key in ("fail", "flagged", "found", "others", "shift", "busy"):
                 st[key] += s[key]
             if a.verbose and s["flags"]:
                 hist = r.get("summary", {}).get("history_runs")
-                print(f"  [{k}] head {h['id']} {h['scenario']} ({hist} history runs"
+                print(f"  [{k}] head {h['id']} {h['scenario']} ({hist} history runs, "
+                      f"{used} run{'s' if used > 1 else ''}"
                       f"{', build failed' if s['fail'] else ''}"
                       f"{', advisory: a busy head' if s['busy'] else ''}): "
                       f"{', '.join(s['flags'])}", flush=True)
-    names = " | ".join(f"[{k}] fail / found / others" for k in range(len(bins)))
+    what = "fail / found / others" + (" / runs" if a.adaptive else "")
+    names = " | ".join(f"[{k}] {what}" for k in range(len(bins)))
     for k, c in enumerate(bins):
         print(f"[{k}] {c}")
     print(f"| scenario | n | {names} |")
@@ -109,7 +156,8 @@ def main():
             kind = next(h["kind"] for h in heads if h["scenario"] == sc)
             found = (f"{st['found']}" if kind in ("func", "test")
                      else f"shift {st['shift']}" if kind == "shift" else "–")
-            cells.append(f"{st['fail']} / {found} / {st['others']}")
+            runs = f" / {st['runs'] / st['n']:.2f}" if a.adaptive else ""
+            cells.append(f"{st['fail']} / {found} / {st['others']}{runs}")
         print(f"| {sc} | {row[0]['n']} | {' | '.join(cells)} |")
     for k in range(len(bins)):
         aa = [table[sc][k] for sc in order
@@ -117,6 +165,11 @@ def main():
         print(f"[{k}] A/A: {sum(s['fail'] for s in aa)} build failures in "
               f"{sum(s['n'] for s in aa)} ({sum(s['busy'] for s in aa)} more regressions "
               f"advisory on a busy head)")
+        if a.adaptive:
+            allr = [table[sc][k] for sc in order]
+            print(f"[{k}] runs a head: {sum(s['runs'] for s in allr) / sum(s['n'] for s in allr):.2f}"
+                  f" on average, {sum(s['runs'] for s in aa) / max(1, sum(s['n'] for s in aa)):.2f}"
+                  f" on A/A heads (at most {a.adaptive})")
     return 0
 
 
