@@ -460,6 +460,143 @@ static void test_confirm_runs(void **state)
 	profile_free(merged);
 }
 
+/* report_diff_undecided into idx (room for UNDECIDED_ROOM items). */
+enum { UNDECIDED_ROOM = 256 };
+static size_t undecided(const struct report_diff *d, size_t max_runs, size_t *idx, size_t *flagged)
+{
+	assert_true(d->nitems <= UNDECIDED_ROOM);
+	return report_diff_undecided(d, max_runs, idx, flagged);
+}
+
+/* The position of measure m of name in d's items idx[0..n), or -1. */
+static int undecided_has(const struct report_diff *d, const size_t *idx, size_t n,
+                         enum report_measure m, const char *name)
+{
+	for (size_t j = 0; j < n; j++)
+		if (d->items[idx[j]].measure == m && !strcmp(d->items[idx[j]].name, name))
+			return (int)j;
+	return -1;
+}
+
+/* Every item of idx[0..n) past the first `flagged` is a judged slowdown of at least
+ * min_change that is not significant yet; the first `flagged` are flagged regressions. */
+static void assert_undecided_items(const struct report_diff *d, const size_t *idx, size_t n,
+                                   size_t flagged)
+{
+	for (size_t j = 0; j < n; j++) {
+		const struct report_cmp *c = &d->items[idx[j]].cmp;
+		if (j < flagged) {
+			assert_int_equal(c->kind, REPORT_REGRESSION);
+			continue;
+		}
+		assert_true(c->tested);
+		assert_false(c->significant);
+		assert_true(c->change >= d->opts.min_change);
+	}
+}
+
+/*
+ * report --need-run (report_diff_undecided) on the heavy-tailed history of test_confirm_runs.
+ * One run's +40 % of a 5 % function is not significant, but two runs could make it so: asked.
+ * An A/A run asks nothing, nor a history of 10 runs (runs of one commit are not combined), nor
+ * a report that already judged the most runs allowed, nor a change under --min-change. A
+ * flagged regression comes first, counted in *flagged: another run confirms or takes it back.
+ */
+static void test_undecided(void **state)
+{
+	(void)state;
+	struct synth base;
+	synth_init(&base, 10, 999);
+	base.jitter = 0.01;
+	base.efficiency = 0.3;
+	for (int i = 0; i < SYN_NFUNCS; i++)
+		base.fjump[i] = 0.03;
+	base.jump = 1.4;
+	int f5 = synth_func_near(&base, 0.05);
+	char name[32];
+	snprintf(name, sizeof(name), "f_%02d", f5);
+	struct rng r = {4243};
+	struct profile *runs[HIST], *merged;
+	synth_base(&base, &r, HIST, runs, &merged);
+	struct report_options o;
+	report_options_init(&o);
+
+	struct synth slow = base, jumped = base;
+	for (int i = 0; i < SYN_NFUNCS; i++)
+		slow.fjump[i] = jumped.fjump[i] = 0;
+	slow.factor[f5] = 1.4;
+	jumped.factor[f5] = 3.0;
+	struct synth calm = slow;
+	calm.factor[f5] = 1;
+	struct profile *h1 = synth_run(&slow, &r, 1.0), *h2 = synth_run(&slow, &r, 1.0);
+	struct profile *hc = synth_run(&calm, &r, 1.0), *hj = synth_run(&jumped, &r, 1.0);
+	size_t idx[UNDECIDED_ROOM], n, flagged = 99;
+	struct report_diff *d;
+
+	/* One run of +40 %: not significant, but two runs could make it so; listed first of the
+	 * functions (the smallest best-case p), and not as a flagged regression. */
+	report_diff_new(&d, merged, HIST, runs, HIST, h1, &o);
+	const struct report_cmp *c = cmp_of(d, REPORT_SELF, name);
+	assert_true(c->change > 0.3 && c->change < 0.5);
+	assert_false(c->significant);
+	n = undecided(d, 2, idx, &flagged);
+	assert_int_equal(flagged, 0);
+	assert_int_equal(undecided_has(d, idx, n, REPORT_SELF, name), 0);
+	assert_undecided_items(d, idx, n, flagged);
+	/* ... and nothing when one run is the most allowed (--head-runs 1). */
+	assert_int_equal(undecided(d, 1, idx, &flagged), 0);
+	report_diff_free(d);
+	/* ... nor under a --min-change above it. */
+	o.min_change = 0.6;
+	report_diff_new(&d, merged, HIST, runs, HIST, h1, &o);
+	n = undecided(d, 3, idx, &flagged);
+	assert_int_equal(undecided_has(d, idx, n, REPORT_SELF, name), -1);
+	assert_undecided_items(d, idx, n, flagged);
+	report_diff_free(d);
+	o.min_change = REPORT_MIN_CHANGE;
+	/* Ten history runs: runs of one commit are not combined, so nothing is asked. */
+	report_diff_new(&d, merged, HIST, runs, 10, h1, &o);
+	assert_int_equal(undecided(d, 3, idx, &flagged), 0);
+	assert_int_equal(flagged, 0);
+	report_diff_free(d);
+	/* An A/A run: nothing, even with three runs allowed. */
+	report_diff_new(&d, merged, HIST, runs, HIST, hc, &o);
+	assert_int_equal(undecided(d, 3, idx, &flagged), 0);
+	report_diff_free(d);
+
+	/* Two runs of +40 %: a regression. With both of --head-runs 2 judged, nothing more to
+	 * ask; with 3 allowed, the regression, flagged. */
+	d = confirmed(merged, runs, HIST, h1, h2);
+	assert_int_equal(d->confirm_runs, 2);
+	assert_int_equal(cmp_of(d, REPORT_SELF, name)->kind, REPORT_REGRESSION);
+	assert_int_equal(undecided(d, 2, idx, &flagged), 0);
+	n = undecided(d, 3, idx, &flagged);
+	assert_true(flagged >= 1 && n >= flagged);
+	assert_int_equal(undecided_has(d, idx, flagged, REPORT_SELF, name) >= 0, 1);
+	assert_undecided_items(d, idx, n, flagged);
+	report_diff_free(d);
+	/* One run's threefold jump: flagged, and listed first, ahead of anything merely slower. */
+	report_diff_new(&d, merged, HIST, runs, HIST, hj, &o);
+	assert_int_equal(cmp_of(d, REPORT_SELF, name)->kind, REPORT_REGRESSION);
+	n = undecided(d, 2, idx, &flagged);
+	size_t regressions = 0;
+	for (size_t i = 0; i < d->nitems; i++)
+		regressions += d->items[i].cmp.kind == REPORT_REGRESSION;
+	assert_int_equal(flagged, regressions);
+	assert_true(n >= flagged);
+	assert_int_equal(undecided_has(d, idx, flagged, REPORT_SELF, name) >= 0, 1);
+	assert_undecided_items(d, idx, n, flagged);
+	report_diff_free(d);
+
+	profile_free(h1);
+	profile_free(h2);
+	profile_free(hc);
+	profile_free(hj);
+	for (size_t i = 0; i < HIST; i++)
+		profile_free(runs[i]);
+	profile_free(merged);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,6 +609,7 @@ int main(void)
 	        cmocka_unit_test(test_unknown_base),
 	        cmocka_unit_test(test_renamed_program),
 	        cmocka_unit_test(test_confirm_runs),
+	        cmocka_unit_test(test_undecided),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
