@@ -5,8 +5,9 @@
 # 4 % function is not significant: the report of two runs of the pull request's commit finds
 # it, and fails the build; a threefold jump in one of two runs is no finding, though one run
 # alone fails on it. Runs of a dirty work tree, of another command, or a copy of the head's
-# profile do not count. The profiles are made up and seeded, imported as pprof: nothing is
-# timed.
+# profile do not count. --need-run asks for another run while one could decide a finding, and
+# not when --head-runs are judged or the head run is dirty or failed. The profiles are made up
+# and seeded, imported as pprof: nothing is timed.
 source "$(dirname "$0")/lib.sh"
 
 GEN=$TMP/gen
@@ -43,7 +44,45 @@ newest_id() {
 git checkout -qb pr/crc && echo pr >file && git commit -qam "crc: slower" || fail "the PR branch"
 import_head "$GEN/head2.pb" pr/crc
 FIRST=$(newest_id)
+
+# report --need-run after the first run: its +30 % is not significant, but a second run could
+# make it so, and the CI loop should run the suite again.
+run_capture need1 "$CIPROF" report --db "$DB" --base main --need-run --head-runs 2
+expect_rc "--need-run, one run of two: another run could decide" 0 need1
+grep -Eq '^could-flag function crc32_update \+[0-9.]+ % \(p [0-9.e-]+\)$' "$TMP/need1.out" &&
+	ok "--need-run names crc32_update as one a second run could flag" ||
+	check_failed "--need-run after one run: $(cat "$TMP/need1.out" "$TMP/need1.err")"
+run_capture needfmt "$CIPROF" report --db "$DB" --base main --need-run --format json
+expect_rc "--need-run --format json: a usage error" 2 needfmt
+# A run whose command failed is never confirmed: the loop must end (a copy of the database in
+# which the run's command failed).
+cp "$DB" "$TMP/failed.sqlite" || fail "copy the database"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1])
+c.execute("UPDATE runs SET exit_code=2 WHERE id=?", (int(sys.argv[2]),)); c.commit()' \
+	"$TMP/failed.sqlite" "$FIRST" || fail "mark run $FIRST failed"
+run_capture needfail "$CIPROF" report --db "$TMP/failed.sqlite" --base main --need-run
+expect_rc "--need-run on a failed command's run: no" 1 needfail
+expect_grep "--need-run says why: the command failed" "$TMP/needfail.err" \
+	"the head run's command failed (exit status 2)"
+[ -s "$TMP/needfail.out" ] && check_failed "--need-run printed items on a failed run"
+
 import_head "$GEN/head.pb" pr/crc
+# Two runs judged: --head-runs 2 (the default) is reached, and --head-runs 1 was before; with
+# --head-runs 3 a third run confirms the regression or takes it back.
+run_capture need2 "$CIPROF" report --db "$DB" --base main --need-run --head-runs 2
+expect_rc "--need-run, two runs of two: no" 1 need2
+expect_grep "--need-run says the most runs are judged" "$TMP/need2.err" \
+	"2 runs of this commit judged, the most --head-runs asks"
+[ -s "$TMP/need2.out" ] && check_failed "--need-run printed items with --head-runs reached"
+run_capture need21 "$CIPROF" report --db "$DB" --base main --need-run --head-runs 1
+expect_rc "--need-run --head-runs 1: no" 1 need21
+expect_grep "--need-run --head-runs 1 says why" "$TMP/need21.err" \
+	"1 run of this commit judged, the most --head-runs asks"
+run_capture need3 "$CIPROF" report --db "$DB" --base main --need-run --head-runs 3
+expect_rc "--need-run --head-runs 3 on a regression: another run" 0 need3
+[ "$(head -n1 "$TMP/need3.out" | cut -d' ' -f1-3)" = "confirm function crc32_update" ] &&
+	ok "--need-run lists the flagged regression first, to confirm" ||
+	check_failed "--need-run --head-runs 3: $(cat "$TMP/need3.out" "$TMP/need3.err")"
 
 run_capture one "$CIPROF" report --db "$DB" --base main --format json --head-runs 1 \
 	--fail-on-regression
@@ -53,7 +92,7 @@ expect_rc "one run: passes" 0 one
 run_capture two "$CIPROF" report --db "$DB" --base main --format json --fail-on-regression
 expect_rc "two runs: the build fails" 1 two
 [ "$(crc two)" = "regression 2 $FIRST True regression" ] &&
-	ok "two runs (the default): crc32_update +30 % is a regression in each" ||
+	ok "two runs (all there are of the default 3): crc32_update +30 % is a regression in each" ||
 	check_failed "two runs: $(crc two)"
 run_capture env1 env CIPROF_REPORT_HEAD_RUNS=1 "$CIPROF" report --db "$DB" --base main \
 	--format json
@@ -85,6 +124,10 @@ echo uncommitted >>file
 cp "$GEN/head2.pb" "$TMP/h.pb" || fail "copy"
 run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch pr/dirty "$TMP/h.pb"
 expect_rc "import from a dirty tree" 0 imp
+run_capture needdirty "$CIPROF" report --db "$DB" --base main --need-run
+expect_rc "--need-run on a dirty tree's run: no" 1 needdirty
+expect_grep "--need-run says why: the tree was dirty" "$TMP/needdirty.err" \
+	"the head run's work tree had changes"
 git checkout -q file
 run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch pr/dirty "$GEN/head2.pb"
 expect_rc "import under another name" 0 imp
@@ -105,4 +148,27 @@ run_capture copy "$CIPROF" report --db "$DB" --base main --format json --fail-on
 expect_rc "a copy of the head does not confirm it: the jump still fails alone" 1 copy
 [ "$(crc copy)" = "regression 1 - True regression" ] && ok "a copy of the head is not a second run" ||
 	check_failed "copy: $(crc copy)"
+
+# --need-run prints names escaped for a terminal: the same suite with crc32_update renamed
+# "crc32<ESC>update" in every profile (one byte for another: the pprof stays well formed) prints
+# the ESC as its picture, U+241B.
+mkdir -p "$TMP/gen-esc" "$TMP/repo-esc" || fail "no dirs for the escape check"
+python3 -c 'import glob,os,sys
+for f in glob.glob(os.path.join(sys.argv[1], "*.pb")):
+    b = open(f, "rb").read()
+    assert b"crc32_update" in b, f
+    open(os.path.join(sys.argv[2], os.path.basename(f)), "wb").write(
+        b.replace(b"crc32_update", b"crc32\x1bupdate"))' "$GEN" "$TMP/gen-esc" ||
+	fail "cannot rename crc32_update"
+cd "$TMP/repo-esc" || fail "no repo dir"
+DB=$TMP/esc.sqlite
+wide_history "$DB" "$TMP/gen-esc" 24
+git checkout -qb pr/esc && echo pr >file && git commit -qam "esc" || fail "the escape PR branch"
+import_head "$TMP/gen-esc/head2.pb" pr/esc
+run_capture needesc "$CIPROF" report --db "$DB" --base main --need-run --head-runs 2
+expect_rc "--need-run with a control character in a name" 0 needesc
+expect_grep "--need-run prints the name's ESC as its picture" "$TMP/needesc.out" \
+	"function crc32$(printf '\xe2\x90\x9b')update"
+grep -q "$(printf '\x1b')" "$TMP/needesc.out" "$TMP/needesc.err" &&
+	check_failed "--need-run printed a raw ESC"
 finish
