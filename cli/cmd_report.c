@@ -491,9 +491,10 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 		idx = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*idx)));
 		n = report_diff_undecided(d, a->head_runs, idx, &flagged);
 		if (!n)
-			why = xasprintf("nothing the runs so far show could become significant in %zu "
-			                "runs",
-			                a->head_runs);
+			why = xasprintf(
+			        "nothing the runs so far show could become significant in %zu "
+			        "runs",
+			        a->head_runs);
 	}
 	if (why) {
 		log_info("report: no further run needed: %s", why);
@@ -508,9 +509,9 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 		report_escape(&name, it->name, REPORT_ESC_TEXT, 200);
 		strbuf_addf(&out, "%s %s %s %+.1f %% (%s %.2g)\n",
 		            j < flagged ? "confirm" : "could-flag",
-		            it->measure == REPORT_TEST    ? "test"
-		            : it->measure == REPORT_SELF  ? "function"
-		                                          : "function-total",
+		            it->measure == REPORT_TEST   ? "test"
+		            : it->measure == REPORT_SELF ? "function"
+		                                         : "function-total",
 		            name.buf, 100 * it->cmp.change, j < flagged ? "q" : "p",
 		            j < flagged ? it->cmp.q : it->cmp.p);
 	}
@@ -593,8 +594,9 @@ int cmd_report(int argc, char **argv)
 		                       "unexpected argument '%s'; see 'ciprof report --help'",
 		                       argv[first]);
 	if (a.need_run && a.given)
-		return cli_usage_error("report", "--need-run writes no report: it takes no --format, "
-		                                 "-o, --fail-on-regression, --focus or --ab");
+		return cli_usage_error("report",
+		                       "--need-run writes no report: it takes no --format, "
+		                       "-o, --fail-on-regression, --focus or --ab");
 	if (a.ab && (a.head || a.base))
 		return cli_usage_error("report", "--ab renders a stored A/B comparison: it takes "
 		                                 "no --head or --base");

@@ -1081,8 +1081,8 @@ size_t report_diff_undecided(const struct report_diff *d, size_t max_runs, size_
 				continue;
 			m++;
 			sig += (size_t)c->significant;
-			if (c->significant || !c->ratio_test || !(c->change >= d->opts.min_change) ||
-			    !(c->p < 1))
+			if (c->significant || !c->ratio_test ||
+			    !(c->change >= d->opts.min_change) || !(c->p < 1))
 				continue;
 			double rho = c->stat_v > 0 ? fmin(1, fmax(0, c->stat_vb / c->stat_v)) : 1;
 			double worst = pow(c->p, (1 + (k - 1) * rho) / k);
