@@ -241,6 +241,7 @@ static int report_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_FOCUS:
 		a->focus = 1;
+		a->given |= 1;
 		return 0;
 	case OPT_NEED_RUN:
 		a->need_run = 1;

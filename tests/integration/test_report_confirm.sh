@@ -54,6 +54,8 @@ grep -Eq '^could-flag function crc32_update \+[0-9.]+ % \(p [0-9.e-]+\)$' "$TMP/
 	check_failed "--need-run after one run: $(cat "$TMP/need1.out" "$TMP/need1.err")"
 run_capture needfmt "$CIPROF" report --db "$DB" --base main --need-run --format json
 expect_rc "--need-run --format json: a usage error" 2 needfmt
+run_capture needfocus "$CIPROF" report --db "$DB" --base main --need-run --focus
+expect_rc "--need-run --focus: a usage error (as its message says)" 2 needfocus
 # A run whose command failed is never confirmed: the loop must end (a copy of the database in
 # which the run's command failed).
 cp "$DB" "$TMP/failed.sqlite" || fail "copy the database"
