@@ -83,6 +83,16 @@ upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-a
 check(upload["with"].get("overwrite") is True, "the artifact upload overwrites (re-runs)")
 check(save.get("if", "").startswith("always()"), "the database is saved after a failed suite too")
 check("GITHUB_BASE_REF" in scripts, "the base branch is the pull request's target")
+check(inputs["runs"].get("default") == "auto", "runs defaults to auto")
+run_step = next(s for s in steps if s.get("id") == "run")
+check(re.search(r'ciprof report --base "\$BASE" "\$\{report_opts\[@\]\}" --need-run', run_step["run"])
+      and "INPUT_REPORT_OPTIONS" in run_step["env"],
+      "runs: auto asks ciprof report --need-run, with the report-options")
+check("max=3" in run_step["run"] and '[ "$SAVE" = true ] && max=1' in run_step["run"],
+      "runs: auto runs at most 3 times, once on a history push")
+report_step = next(s for s in steps if s.get("id") == "report")
+check("--head-runs" in report_step["run"] and "steps.run.outputs.runs" in report_step["env"]["RUNS"],
+      "more than 3 runs are judged with --head-runs")
 check("CI_JOB_TOKEN" not in scripts, "no GitLab variable in the action")
 
 # --- example workflows ------------------------------------------------------------------
@@ -154,6 +164,12 @@ check("CIPROF_RUN_HZ" not in gtext and "--hz" not in "\n".join(j["script"]),
 check("CIPROF_RUN_OPTIONS" in j["variables"] and "CIPROF_REPORT_OPTIONS" in j["variables"],
       "run and report options variables")
 check(str(j["variables"].get("GIT_DEPTH")) != "0", "no full-history fetch")
+check(j["variables"].get("CIPROF_RUNS") == "auto", "CIPROF_RUNS defaults to auto")
+check(re.search(r'ciprof report --base "\$base" "\$\{report_opts\[@\]\}" --need-run', "\n".join(j["script"]))
+      and "max=3" in "\n".join(j["script"]),
+      "CIPROF_RUNS=auto asks ciprof report --need-run, with CIPROF_REPORT_OPTIONS, at most 3 times")
+check('[ "$history_job" = true ] && max=1' in "\n".join(j["script"]),
+      "CIPROF_RUNS=auto runs once on the default branch")
 art = j["artifacts"]
 check(art.get("expose_as") and all(p.endswith("/") for p in art["paths"]),
       "artifacts exposed in the merge request (directory paths end with /)")
@@ -177,6 +193,7 @@ comp_path = os.path.join(src, "templates/ciprof.yml")
 spec, body = yaml.safe_load_all(open(comp_path))
 cin = spec["spec"]["inputs"]
 check(all("description" in (d or {}) for d in cin.values()), "every component input has a description")
+check(cin["runs"].get("default") == "auto", "the component's runs defaults to auto")
 ctext = open(comp_path).read().split("\n---\n", 1)[1]
 cused = set(re.findall(r"\$\[\[\s*inputs\.([A-Za-z0-9_-]+)\s*\]\]", ctext))
 check(cused == set(cin), f"the component uses exactly its declared inputs ({sorted(cused ^ set(cin))})")

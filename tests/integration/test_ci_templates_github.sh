@@ -13,7 +13,10 @@
 # installed only when its SHA-256 matches; with history-branch, a push saves the database to a
 # branch of the repository and a PR finds its baseline there after every cache was evicted;
 # two pushes to main at once are run in turn by the example's concurrency group (emulated as a
-# lock) and the newest saved database holds both runs.
+# lock) and the newest saved database holds both runs. runs: auto (the default) runs a push
+# once and a PR once while main's history is short; with a stand-in --need-run
+# (data/need_run.bash) it runs again while that answers 0, at most 3 times, stops on 1 and
+# (warning) on 3; an invalid runs warns and runs as auto; runs: 4 is judged with --head-runs 4.
 # actions/checkout is skipped (the work tree is
 # prepared here); the cache and artifact actions are emulated; sudo, apt-get and sysctl are
 # recording stand-ins, so nothing on this machine is changed.
@@ -49,6 +52,11 @@ echo "apt-get $*" >>"$SHIM_LOG"
 EOF
 chmod +x "$SHIMS"/*
 echo 4 >"$TMP/paranoid" # what GitHub's Ubuntu runners have
+# A stand-in for ciprof report --need-run, read by each step's bash (BASH_ENV: the action puts
+# ciprof's own bin first on PATH): it answers the exit codes in $NEED_RUN_ANSWERS in turn (the
+# last again), logging each call to $NEED_RUN_LOG; every other ciprof report is logged to
+# $REPORT_LOG and run. Nothing depends on timing.
+cp "$CIPROF_SRC/tests/integration/data/need_run.bash" "$TMP/need_run.bash"
 
 # The project under test: two CTest tests of known cost.
 cd "$WS" || fail "no work tree"
@@ -106,6 +114,11 @@ step_outcome() {
 		"$TMP/$1.steps.json" "$2"
 }
 
+runs_of() { # runs_of DB COMMIT: how many runs of COMMIT the database holds
+	"$CIPROF" runs --db "$1" --limit 100000 --format json 2>/dev/null |
+		python3 -c 'import json,sys; print(sum(r["commit"] == sys.argv[1] for r in json.load(sys.stdin)["runs"]))' "$2" 2>&1
+}
+
 pr_event() { # pr_event FILE NUMBER HEAD_SHA HEAD_REPO [BASE]
 	cat >"$1" <<EOF
 {"action": "synchronize", "number": $2,
@@ -135,6 +148,8 @@ expect_eq "database saved on main" "$(step_outcome push "ciprof - save the base 
 	check_failed "no database in the emulated cache: $(ls -R "$STATE" | head)"
 expect_grep ".ciprof.yml's rate is kept (no forced --hz)" "$TMP/push.out" "at 173 Hz"
 expect_grep "job summary on main" "$TMP/push.summary.md" "<!-- ciprof-report -->"
+expect_grep "runs: auto on a push to main runs once" "$TMP/push.out" "the suite exited with status 0 (1 run)"
+expect_no_grep "a push does not ask --need-run" "$TMP/push.out" "further run needed"
 expect_grep "not a PR: no comment" "$TMP/push.out" "not for a pull request"
 expect_eq "no API write on main" "$(forge_query "$API_LOG" 'sum(1 for r in reqs if r["method"] != "GET")')" 0
 
@@ -167,6 +182,10 @@ expect_grep "job summary on the PR" "$TMP/pr1.summary.md" "<!-- ciprof-report --
 expect_eq "one POST" "$(forge_count "$API_LOG" POST '/issues/7/comments$' 201)" 1
 expect_eq "posted body is the report" \
 	"$(forge_query "$API_LOG" '[r for r in reqs if r["method"] == "POST"][0]["body"]["body"] == open("'"$ART/report.md"'").read()')" True
+# runs: auto (the default): main has under 20 runs, so ciprof report --need-run answers 1
+expect_eq "runs: auto on a PR with a short history runs the suite once" "$(runs_of "$WS/.ciprof/ciprof.db" "$PR_SHA")" 1
+expect_grep "the job says one run" "$TMP/pr1.out" "the suite exited with status 0 (1 run)"
+expect_grep "--need-run was asked and said why not" "$TMP/pr1.out" "no further run needed: runs of one commit are combined with 20 base-branch runs or more"
 
 # --- 3. the next push to the PR updates the comment, also when the suite fails; a re-run ----
 EVENT_FILE="$TMP/pr1.event.json" job pr2 102 pull_request refs/pull/7/merge feature "$WF/ciprof.yml" profile \
@@ -203,6 +222,49 @@ expect_eq "run-options' tags are stored with the run" "$tags" "widgets 1"
 nruns=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --format json 2>&1 |
 	python3 -c 'import json,sys; print(sum(r["tags"].get("suite") == "widgets" for r in json.load(sys.stdin)["runs"]))' 2>&1)
 expect_eq "runs: 2 runs the suite twice" "$nruns" 2
+
+# runs: auto with a stand-in --need-run (data/need_run.bash): the job asks again while it
+# answers 0, with the report-options, and stops on 1; never more than 3 runs; a failing
+# --need-run (3) stops with a warning; an invalid runs warns and runs as auto; 4 runs are
+# judged with --head-runs 4 and never ask.
+autojob() { # autojob NAME RUN_ID RUNS REPORT_OPTIONS ANSWERS
+	python3 - "$WF/ciprof.yml" "$TMP/$1.yml" "$1" "$3" "$4" <<'PY'
+import sys, yaml
+wf = yaml.safe_load(open(sys.argv[1]))
+step = next(s for s in wf["jobs"]["profile"]["steps"] if "ci-templates/github" in s.get("uses", ""))
+step["with"].update({"run-options": "--tag case=" + sys.argv[3], "runs": sys.argv[4],
+                     "report-options": sys.argv[5]})
+yaml.safe_dump(wf, open(sys.argv[2], "w"))
+PY
+	EVENT_FILE="$TMP/pr1.event.json" job "$1" "$2" pull_request refs/pull/7/merge feature "$TMP/$1.yml" profile \
+		--env GITHUB_BASE_REF=main --env GITHUB_HEAD_REF=feature --env BASH_ENV="$TMP/need_run.bash" \
+		--env NEED_RUN_ANSWERS="$5" --env NEED_RUN_LOG="$TMP/$1.need" --env REPORT_LOG="$TMP/$1.reports"
+	tagged_runs=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --format json 2>&1 |
+		python3 -c 'import json,sys; print(sum(r["tags"].get("case") == sys.argv[1] for r in json.load(sys.stdin)["runs"]))' "$1" 2>&1)
+	need_calls=$(cat "$TMP/$1.need" 2>/dev/null | wc -l)
+}
+autojob twice 140 x "--min-change 7" "0 1"
+expect_rc "runs: auto, asked again once" 0 twice
+expect_grep "an invalid runs warns and runs as auto" "$TMP/twice.out" "::warning title=ciprof::runs must be a whole number from 1 or auto, not 'x': running as auto"
+expect_eq "--need-run 0 then 1: two runs" "$tagged_runs" 2
+expect_eq "--need-run asked after the first run only" "$need_calls" 1
+expect_grep "it compares with the base branch, with the report-options" "$TMP/twice.need" "^report --base main --min-change 7 --need-run$"
+expect_grep "the extra run says why" "$TMP/twice.out" "ciprof: running the suite again (run 2 of at most 3): another run could decide"
+expect_grep "with --need-run's lines" "$TMP/twice.out" "ciprof:   confirm function work_hot +20.0 %"
+expect_no_grep "3 runs or fewer: the report's own --head-runs" "$TMP/twice.reports" "--head-runs"
+autojob cap 141 auto "" "0"
+expect_rc "runs: auto, --need-run always 0" 0 cap
+expect_eq "at most 3 runs whatever --need-run says" "$tagged_runs" 3
+expect_eq "asked after runs 1 and 2" "$need_calls" 2
+autojob needfail 142 auto "" "3"
+expect_rc "runs: auto, --need-run fails" 0 needfail
+expect_eq "a failing --need-run: no second run" "$tagged_runs" 1
+expect_grep "and a warning" "$TMP/needfail.out" "::warning title=ciprof::ciprof report --need-run failed (exit 3): the suite is not run again"
+autojob four 143 4 "" "1"
+expect_rc "runs: 4" 0 four
+expect_eq "runs: 4 runs the suite 4 times" "$tagged_runs" 4
+expect_eq "a number never asks --need-run" "$need_calls" 0
+expect_eq "every report is judged with --head-runs 4" "$(grep -c -- '--head-runs 4 ' "$TMP/four.reports")" 4
 
 # --- 5. a PR into a branch never profiled: no baseline, and why ------------------------------
 git -C "$WS" branch -q release "$MAIN_SHA"
@@ -390,6 +452,6 @@ expect_eq "the newest save holds both runs" "$(n_runs "$(newest_db)")" "$((n0 + 
 expect_grep "a pull request's group is its own run" "$TMP/pr1.out" "concurrency (emulated): holding 'ciprof-101'"
 
 # --- the token ------------------------------------------------------------------------------
-expect_no_token "every job's output" "$TMP"/{push,pushfail,pr1,pr2,rerun,options,rel,gate,shallow,fork,companion,stale,same,none,release,badsum,hist1,hist2,ccA,ccB}.out \
+expect_no_token "every job's output" "$TMP"/{push,pushfail,pr1,pr2,rerun,options,twice,cap,needfail,four,rel,gate,shallow,fork,companion,stale,same,none,release,badsum,hist1,hist2,ccA,ccB}.out \
 	"$TMP"/*.summary.md
 finish

@@ -14,7 +14,11 @@
 # runs; with CIPROF_HISTORY_BRANCH the database is pushed to a branch of the project (with
 # ci.skip) and found there after every cache is gone; a fork's merge request pipeline keeps its
 # database in the artifacts and the target project's scheduled .ciprof-fork-notes job renders
-# and posts the note from it (never the fork's Markdown), only for the head commit. `include:` is not fetched (the template
+# and posts the note from it (never the fork's Markdown), only for the head commit. CIPROF_RUNS=auto
+# (the default) runs the default branch once and an MR once while main's history is short; with
+# a stand-in --need-run (data/need_run.bash) it runs again while that answers 0, at most 3
+# times, stops on 1 and (warning) on 3; an invalid value warns and runs as auto; CIPROF_RUNS=4
+# is judged with --head-runs 4. `include:` is not fetched (the template
 # is passed in), image and tags are not simulated; the project's and the mirror's git remotes
 # are bare repositories behind a fake GitLab git server on loopback (fake_git_http.py); sudo
 # and apt-get are recording stand-ins.
@@ -144,6 +148,8 @@ expect_grep "cache pushed" "$TMP/main.out" "cache (emulated): pushed ciprof-db-m
 [ -f "$STATE/gl-cache/ciprof-db-main/.ciprof/ciprof.db" ] && ok "the cache holds the database" ||
 	check_failed "no database in the emulated cache"
 expect_grep "no MR: no note" "$TMP/main.out" "not for a merge request"
+expect_grep "CIPROF_RUNS=auto on the default branch runs once" "$TMP/main.out" "the suite exited with status 0 (1 run)"
+expect_no_grep "the default branch does not ask --need-run" "$TMP/main.out" "further run needed"
 expect_eq "no API write" "$(forge_query "$API_LOG" 'sum(1 for r in reqs if r["method"] != "GET")')" 0
 
 # --- 2. a merge request: pull, report, artifacts, note ---------------------------------------
@@ -161,6 +167,12 @@ expect_grep "compared with the default branch's run" "$STATE/gl-artifacts/ciprof
 expect_eq "one POST of the note" "$(forge_count "$API_LOG" POST '/api/v4/projects/5/merge_requests/7/notes$' 201)" 1
 expect_eq "the note is the report" \
 	"$(forge_query "$API_LOG" '[r for r in reqs if r["method"] == "POST"][0]["body"]["body"] == open("'"$STATE/gl-artifacts/ciprof/ciprof-report/report.md"'").read()')" True
+# CIPROF_RUNS=auto (the default): main has under 20 runs, so ciprof report --need-run answers 1
+expect_eq "CIPROF_RUNS=auto in an MR with a short history runs the suite once" \
+	"$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --limit 100000 --format json 2>/dev/null |
+		python3 -c 'import json,sys; print(sum(r["commit"] == sys.argv[1] for r in json.load(sys.stdin)["runs"]))' \
+			"$(git -C "$WS" rev-parse feature)" 2>&1)" 1
+expect_grep "--need-run was asked and said why not" "$TMP/mr1.out" "no further run needed: runs of one commit are combined with 20 base-branch runs or more"
 
 # --- 3. the next MR pipeline updates the note --------------------------------------------
 pipeline mr2 feature "${MR_ENV[@]}" --var CIPROF_GITLAB_TOKEN="$TOKEN"
@@ -181,6 +193,39 @@ expect_eq "its tag is stored" "$tags" widgets
 nruns=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --format json 2>&1 |
 	python3 -c 'import json,sys; print(sum(r["tags"].get("suite") == "widgets" for r in json.load(sys.stdin)["runs"]))' 2>&1)
 expect_eq "CIPROF_RUNS=2 runs the suite twice" "$nruns" 2
+
+# CIPROF_RUNS=auto with a stand-in --need-run (data/need_run.bash, through BASH_ENV): asked
+# again while it answers 0, with CIPROF_REPORT_OPTIONS, stopping on 1; at most 3 runs; a
+# failing --need-run (3) stops with a warning; an invalid CIPROF_RUNS warns and runs as auto.
+autojob() { # autojob NAME CIPROF_RUNS CIPROF_REPORT_OPTIONS ANSWERS
+	pipeline "$1" feature "${MR_ENV[@]}" --var CIPROF_RUN_OPTIONS="--tag case=$1" --var CIPROF_RUNS="$2" \
+		--var CIPROF_REPORT_OPTIONS="$3" --env BASH_ENV="$CIPROF_SRC/tests/integration/data/need_run.bash" \
+		--env NEED_RUN_ANSWERS="$4" --env NEED_RUN_LOG="$TMP/$1.need" --env REPORT_LOG="$TMP/$1.reports"
+	tagged_runs=$("$CIPROF" runs --db "$WS/.ciprof/ciprof.db" --format json 2>&1 |
+		python3 -c 'import json,sys; print(sum(r["tags"].get("case") == sys.argv[1] for r in json.load(sys.stdin)["runs"]))' "$1" 2>&1)
+	need_calls=$(cat "$TMP/$1.need" 2>/dev/null | wc -l)
+}
+autojob twice x "--min-change 7" "0 1"
+expect_rc "CIPROF_RUNS=auto, asked again once" 0 twice
+expect_grep "an invalid CIPROF_RUNS warns and runs as auto" "$TMP/twice.out" "ciprof: CIPROF_RUNS must be a whole number from 1 or auto, not 'x': running as auto"
+expect_eq "--need-run 0 then 1: two runs" "$tagged_runs" 2
+expect_eq "--need-run asked after the first run only" "$need_calls" 1
+expect_grep "it compares with the target branch, with CIPROF_REPORT_OPTIONS" "$TMP/twice.need" "^report --base main --min-change 7 --need-run$"
+expect_grep "the extra run says why" "$TMP/twice.out" "ciprof: running the suite again (run 2 of at most 3): another run could decide"
+expect_grep "with --need-run's lines" "$TMP/twice.out" "ciprof:   confirm function work_hot +20.0 %"
+autojob cap auto "" "0"
+expect_rc "CIPROF_RUNS=auto, --need-run always 0" 0 cap
+expect_eq "at most 3 runs whatever --need-run says" "$tagged_runs" 3
+expect_eq "asked after runs 1 and 2" "$need_calls" 2
+autojob needfail auto "" "3"
+expect_rc "CIPROF_RUNS=auto, --need-run fails" 0 needfail
+expect_eq "a failing --need-run: no second run" "$tagged_runs" 1
+expect_grep "and a warning" "$TMP/needfail.out" "ciprof: warning: ciprof report --need-run failed (exit 3): the suite is not run again"
+autojob four 4 "" "1"
+expect_rc "CIPROF_RUNS=4" 0 four
+expect_eq "CIPROF_RUNS=4 runs the suite 4 times" "$tagged_runs" 4
+expect_eq "a number never asks --need-run" "$need_calls" 0
+expect_eq "every report is judged with --head-runs 4" "$(grep -c -- '--head-runs 4 ' "$TMP/four.reports")" 4
 
 # --- 3c. an MR into a branch never profiled: no baseline, and why -------------------------
 git -C "$WS" branch -q release main
@@ -418,7 +463,7 @@ pipeline badsum feature "${MR_ENV[@]}" --var CIPROF_RELEASE_URL="file://$TGZ" --
 expect_rc "a wrong SHA-256 fails the job" 1 badsum
 expect_grep "the mismatch is said" "$TMP/badsum.out" "does not have the SHA-256 in CIPROF_RELEASE_SHA256; not installed"
 
-outs=("$TMP"/{main,mr1,mr2,opts,rel,notoken,branch,comp,compgate,try1,retry,shallow,mainfail,release,badsum,mirror,badjob,otherhost,rgA,rgB,histro,hist1,hist2,refill,forkmr,schedprof,fnotes,fstale}.out)
+outs=("$TMP"/{main,mr1,mr2,opts,twice,cap,needfail,four,rel,notoken,branch,comp,compgate,try1,retry,shallow,mainfail,release,badsum,mirror,badjob,otherhost,rgA,rgB,histro,hist1,hist2,refill,forkmr,schedprof,fnotes,fstale}.out)
 expect_no_token "every job's output" "${outs[@]}"
 for secret in "$JOB_TOKEN" "$HISTORY_TOKEN"; do
 	grep -qF -- "$secret" "${outs[@]}" "$GIT_LOG" && check_failed "a git token appears in the output or the server's log" ||
