@@ -3,7 +3,7 @@
 
     bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K] [--interleave K]
                           [--trials-scale F] [--scale F] [--hz N] [--keep DIR] [--json FILE]
-                          [--workload workload|workload2|workload3] [--head-runs N]
+                          [--workload workload|workload2|workload3] [--head-runs N|auto]
 
 (bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
 
@@ -24,6 +24,9 @@ is judged with
 Each head is a commit of its own on the PR branch. --head-runs N profiles each head N times,
 back to back (as a CI job that runs `ciprof run` N times would), and judges the last: the report
 then requires a finding in each of the N runs (ciprof report --head-runs, default 3).
+--head-runs auto (the default, as the CI templates' `runs: auto`) profiles each head once, then
+again while `ciprof report --base main --need-run` says another run could decide a finding, at
+most 3 times; the runs a head took are printed per scenario.
 
 Printed per scenario: comparisons, build failures (exit 1), regressions made advisory because
 other processes kept the machine busier during the head than during its history (ciprof
@@ -164,6 +167,31 @@ def profile(ciprof, repo, knobs, scale, hog=False, hz=None):
     return time.monotonic() - t0
 
 
+def head_runs_arg(v):
+    if v == "auto":
+        return v
+    try:
+        n = int(v)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"a whole number from 1, or auto, not '{v}'")
+    return n
+
+
+def need_run(ciprof, repo):
+    """Whether `ciprof report --need-run` asks for another run of the newest run's commit."""
+    r = subprocess.run([ciprof, "-q", "report", "--base", "main", "--need-run"], cwd=repo,
+                       env=clean_env(), text=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if r.returncode not in (0, 1):
+        sys.exit(f"run.py: ciprof report --need-run failed ({r.returncode}):\n{r.stderr}")
+    return r.returncode == 0
+
+
+AUTO_MAX_RUNS = 3  # the CI templates' runs: auto
+
+
 def judge(ciprof, repo):
     r = subprocess.run([ciprof, "-q", "report", "--base", "main", "--format", "json",
                         "--fail-on-regression"], cwd=repo, env=clean_env(), text=True,
@@ -191,8 +219,10 @@ def main():
     ap.add_argument("--hz", type=int, help="ciprof run's sampling rate (default: ciprof's own)")
     ap.add_argument("--keep", help="build the repository here and keep it")
     ap.add_argument("--json", help="write every comparison's outcome to this file")
-    ap.add_argument("--head-runs", type=int, default=1, metavar="N",
-                    help="profile each head N times (one commit) and judge the last (default 1)")
+    ap.add_argument("--head-runs", type=head_runs_arg, default="auto", metavar="N|auto",
+                    help="profile each head N times (one commit) and judge the last; auto "
+                         "(default): once, then again while ciprof report --need-run asks, at "
+                         "most 3 times, as the CI templates' runs: auto")
     ap.add_argument("--workload", default="workload",
                     help="the suite: a folder of bench/verdicts with a CMake project and its "
                          "planted.json (default workload; workload2 and workload3 are suites "
@@ -250,7 +280,7 @@ def main():
     rows, outcomes, membound_flags, total, heads = [], [], 0, 0, []
     for name, knobs, planted, kind, hog, trials in scenarios(a.quick, a.trials_scale):
         st = {"n": 0, "fail": 0, "flagged": 0, "items": 0, "found": 0, "others": 0,
-              "shift": 0, "secs": 0.0, "busy": 0}
+              "shift": 0, "secs": 0.0, "busy": 0, "runs": 0}
         for t in range(trials):
             if a.interleave and nheads and nheads % a.interleave == 0:
                 main_run()
@@ -258,8 +288,16 @@ def main():
             # Each head its own commit, as each push of a PR is: runs of one commit are one
             # head's (ciprof report --head-runs).
             sh(["git", "commit", "-q", "--allow-empty", "-m", f"head {nheads}"], repo)
-            for _ in range(max(1, a.head_runs)):
-                st["secs"] += profile(ciprof, repo, knobs, scale, hog, a.hz) / max(1, a.head_runs)
+            auto = a.head_runs == "auto"
+            want = AUTO_MAX_RUNS if auto else max(1, a.head_runs)
+            secs, made = 0.0, 0
+            while made < want:
+                secs += profile(ciprof, repo, knobs, scale, hog, a.hz)
+                made += 1
+                if auto and made < want and not need_run(ciprof, repo):
+                    break
+            st["secs"] += secs / made
+            st["runs"] += made
             rc, r = judge(ciprof, repo)
             sig = [x for x in r["functions"] + r["tests"] if x.get("significant")]
             funcs = [x for x in r["functions"] if x.get("significant")]
@@ -325,15 +363,15 @@ def main():
 
     print()
     print("| scenario | comparisons | build failures | advisory: busy head | flagged anything "
-          "| items flagged | found | other functions flagged | s per run |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| items flagged | found | other functions flagged | s per run | runs a head |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, kind, st in rows:
         n = st["n"]
         found = (f"{st['found']}/{n}" if kind in ("func", "test")
                  else f"shift {st['shift']}/{n}" if kind == "shift" else "–")
         print(f"| {name} | {n} | {st['fail']} | {st['busy']} | {st['flagged']} | {st['items']} "
               f"| {found} "
-              f"| {st['others']} | {st['secs'] / n:.1f} |")
+              f"| {st['others']} | {st['secs'] / n:.1f} | {st['runs'] / n:.2f} |")
     print()
     aa = [st for _, kind, st in rows if kind == "aa"]
     print(f"A/A: {sum(s['fail'] for s in aa)} build failures (and {sum(s['busy'] for s in aa)} "
