@@ -119,8 +119,10 @@ static const char report_description[] =
         "says when one more run is worth its time: it exits 0 while the runs so far flag a\n"
         "regression (which another run confirms or takes back) or show a slowdown that\n"
         "--head-runs runs could make significant, and 1 when another run cannot change\n"
-        "the verdict (--head-runs reached, fewer than 20 base-branch runs, no baseline, a\n"
-        "failed or dirty head run). A CI job runs the suite again while it says so.\n"
+        "the verdict (--head-runs reached, no baseline, a failed or dirty head run). With\n"
+        "fewer than 20 base-branch runs the runs are not combined, but a regression fails\n"
+        "the build only if each of them fails it: --need-run asks for one then.\n"
+        "A CI job runs the suite again while it says so.\n"
         "Small changes need many samples: sample at --hz 999 or more ('ciprof run --hz').\n"
         "\n"
         "Formats: md, GitHub Markdown for a PR comment (at most 65,536 characters): the\n"
@@ -480,10 +482,6 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 		                head->stats.exit_status);
 	else if (!d)
 		why = xstrdup("there is no baseline");
-	else if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
-		why = xasprintf("runs of one commit are combined with %d base-branch runs or more, "
-		                "and the noise was learned from %zu",
-		                STATS_TAIL_SCALE_MIN_RUNS, d->history_runs);
 	else if (runs >= a->head_runs)
 		why = xasprintf("%zu run%s of this commit judged, the most --head-runs asks", runs,
 		                runs == 1 ? "" : "s");
@@ -491,7 +489,12 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 	if (!why) {
 		idx = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*idx)));
 		n = report_diff_undecided(d, a->head_runs, idx, &flagged);
-		if (!n)
+		if (!n && d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
+			why = xasprintf(
+			        "no regression fails the build, and with %zu base-branch runs "
+			        "(fewer than %d) runs of one commit are not combined",
+			        d->history_runs, STATS_TAIL_SCALE_MIN_RUNS);
+		else if (!n)
 			why = xasprintf(
 			        "nothing the runs so far show could become significant in %zu "
 			        "runs",

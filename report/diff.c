@@ -396,10 +396,12 @@ static void judge(struct report_diff *d, struct report_diff *const *peers, size_
  * only if it is significant with every log-ratio test judged on at most
  * t(STATS_SHORT_MAX_DOF) as well (Benjamini-Hochberg again, over all the items as one family:
  * as two, the tests apart, the gate let a swinging test_sort +55 % and a matmul +76 % fail two
- * A/A builds after 12 and 15 runs, docs/benchmarks.md "Two families; a quiet head"); the report
- * still shows the others, and report_advisory says why they do not fail the build.
+ * A/A builds after 12 and 15 runs, docs/benchmarks.md "Two families; a quiet head"), and the
+ * other runs of the head's code (peers, npeers) fail it too; the report still shows the others,
+ * and report_advisory says why they do not fail the build.
  */
-static void short_history_gate(struct report_diff *d)
+static void short_history_gate(struct report_diff *d, struct report_diff *const *peers,
+                               size_t npeers)
 {
 	d->ngating = 0;
 	int all = d->history_runs >= STATS_TAIL_SCALE_MIN_RUNS;
@@ -419,6 +421,13 @@ static void short_history_gate(struct report_diff *d)
 		double q = all ? c->q : p[i];
 		c->gate_q = q;
 		c->gates = c->kind == REPORT_REGRESSION && q <= d->opts.alpha;
+		/* The other runs of the head's code, below STATS_TAIL_SCALE_MIN_RUNS: too few
+		 * history runs to combine their p, but a regression fails the build only if each
+		 * of them fails it too (one run's jump does not repeat). */
+		for (size_t j = 0; j < npeers && c->gates && !all; j++) {
+			const struct report_item *o = same_item(peers[j], &d->items[i]);
+			c->gates = o && o->cmp.gates;
+		}
 		d->ngating += (size_t)c->gates;
 	}
 	free(p);
@@ -947,15 +956,17 @@ void report_diff_new_confirmed(struct report_diff **out, const struct profile *b
 
 	struct noise_model nm;
 	estimate_noise(d, history, nhistory, &nm);
-	/* Other runs of the head's code, asked only where the tails are learned (a shorter
-	 * history's gate is the one run's, short_history_gate). */
-	if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
-		npeers = 0;
+	/* Other runs of the head's code: their p combined where the tails are learned; below
+	 * that, only the gate asks them (short_history_gate). */
+	struct report_diff *const *gate_peers = peers;
+	size_t ngate = npeers;
 	if (npeers) {
 		d->confirm_runs = npeers + 1;
 		d->confirm_ids = xmalloc(st_mult(npeers, sizeof(*d->confirm_ids)));
 		memcpy(d->confirm_ids, peer_ids, npeers * sizeof(*peer_ids));
 	}
+	if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
+		npeers = 0;
 	estimate_scale(d, &fs, nm.self);
 	shift_spread(d);
 	d->c *= d->scale;
@@ -1034,7 +1045,7 @@ void report_diff_new_confirmed(struct report_diff **out, const struct profile *b
 	judge(d, peers, npeers);
 
 	report_diff_settle(d);
-	short_history_gate(d);
+	short_history_gate(d, gate_peers, ngate);
 
 	free(res_h);
 	free(res_b);
@@ -1063,13 +1074,19 @@ size_t report_diff_undecided(const struct report_diff *d, size_t max_runs, size_
                              size_t *flagged)
 {
 	size_t n = 0, runs = d->confirm_runs ? d->confirm_runs : 1;
+	int short_history = d->history_runs < STATS_TAIL_SCALE_MIN_RUNS;
 	*flagged = 0;
-	if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS || runs >= max_runs || d->ab)
+	if (runs >= max_runs || d->ab)
 		return 0;
+	/* A short history's regressions: only those that fail the build, which another run
+	 * must fail too (short_history_gate). */
 	for (size_t i = 0; i < d->nitems; i++)
-		if (d->items[i].cmp.kind == REPORT_REGRESSION)
+		if (d->items[i].cmp.kind == REPORT_REGRESSION &&
+		    (!short_history || d->items[i].cmp.gates))
 			idx[n++] = i;
 	*flagged = n;
+	if (short_history)
+		return n;
 	double k = (double)runs, kmax = (double)max_runs;
 	/* (best-case p, item) per candidate, a family at a time */
 	double *cand = xmalloc(st_mult(d->nitems ? d->nitems : 1, 2 * sizeof(*cand)));

@@ -229,8 +229,9 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
  * runs share the baseline, whose share rho of the item's variance (stat_vb / stat_v)
  * correlates them. Asked at both of the report's judgements, so that a function flagged only
  * with the other runs' help is taken out of its callers' totals like any flagged function.
- * Only with STATS_TAIL_SCALE_MIN_RUNS history runs (shorter histories keep the one run's
- * verdict: their gate is the newest run's, short_history_gate). The figures shown stay head's.
+ * Only with STATS_TAIL_SCALE_MIN_RUNS history runs; a shorter history keeps the one run's
+ * findings, and a regression fails the build only if it fails each other run's too
+ * (short_history_gate). The figures shown stay head's.
  */
 void report_diff_new_confirmed(struct report_diff **out, const struct profile *base,
                                size_t base_nruns, struct profile *const *history, size_t nhistory,
@@ -247,8 +248,9 @@ void report_diff_free(struct report_diff *d);
  * as if every further run moved it at least as far, then Benjamini-Hochberg's step-up in its
  * family (tests, functions) over those best cases with the family's flagged items counted
  * ahead of them. A change a few more runs cannot make significant even then is not worth the
- * CI time. Nothing, when the history is shorter than STATS_TAIL_SCALE_MIN_RUNS runs (runs of
- * one commit are not combined then) or the report already asked max_runs runs. Fills idx
+ * CI time. With a history shorter than STATS_TAIL_SCALE_MIN_RUNS runs (runs of one commit are
+ * not combined then) only the regressions that fail the build (report_cmp.gates): each further
+ * run must fail it too. Nothing when the report already asked max_runs runs. Fills idx
  * (room for d->nitems) with the items' indices and returns how many; *flagged of them (the
  * first ones) are flagged regressions.
  */

@@ -79,6 +79,13 @@ char *report_advisory(const struct report_baseline *b, const struct report_diff 
 		for (size_t i = 0; i < d->nitems; i++)
 			if (d->items[i].cmp.kind == REPORT_REGRESSION)
 				best = fmin(best, d->items[i].cmp.gate_q);
+		if (best <= d->opts.alpha && d->confirm_runs > 1)
+			return xasprintf(
+			        "the base branch has %zu runs, fewer than the %d that show "
+			        "how often a function jumps by chance: a regression fails "
+			        "the build then only if each of the %zu runs of this commit "
+			        "fails it, and none here does",
+			        d->history_runs, STATS_TAIL_SCALE_MIN_RUNS, d->confirm_runs);
 		return xasprintf("the base branch has %zu runs, fewer than the %d that show how "
 		                 "often a function jumps by chance, and no regression here stands "
 		                 "out from such a jump (the strongest has q = %.2g on a t(%.0f) "

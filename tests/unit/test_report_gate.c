@@ -373,7 +373,7 @@ static struct report_diff *confirmed(const struct profile *base, struct profile 
  * runner) fits heavy tails, on which one run's +50 % of a 5 % function is not significant;
  * shown by each of two runs it is a regression. A threefold jump in one of two runs is not,
  * nor a change the two runs disagree on; a history of under 20 runs keeps the one run's
- * verdict.
+ * findings, and fails the build only on a regression each run fails it on.
  */
 static void test_confirm_runs(void **state)
 {
@@ -439,15 +439,30 @@ static void test_confirm_runs(void **state)
 	assert_float_equal(c->p, 1, 0);
 	assert_false(c->significant);
 	report_diff_free(d);
-	/* Ten history runs: the one run's verdict stands (its gate is that run's). */
+	/* Ten history runs: the runs' p are not combined (the one run's findings stand), but a
+	 * regression fails the build only if the other run fails it too: a thirtyfold jump
+	 * gates alone, not beside a calm run, and does beside another such jump. */
+	struct synth huge = jumped;
+	huge.factor[f5] = 30.0;
+	struct profile *hh = synth_run(&huge, &r, 1.0), *hh2 = synth_run(&huge, &r, 1.0);
 	struct report_diff *s1;
-	report_diff_new(&s1, merged, HIST, runs, 10, hj, &o);
-	d = confirmed(merged, runs, 10, hj, hc);
-	assert_int_equal(d->confirm_runs, 0);
+	report_diff_new(&s1, merged, HIST, runs, 10, hh, &o);
+	assert_true(cmp_of(s1, REPORT_SELF, name)->gates);
+	assert_true(s1->ngating > 0);
+	d = confirmed(merged, runs, 10, hh, hc);
+	assert_int_equal(d->confirm_runs, 2);
 	assert_float_equal(cmp_of(d, REPORT_SELF, name)->p, cmp_of(s1, REPORT_SELF, name)->p, 0);
 	assert_int_equal(d->verdict, s1->verdict);
-	report_diff_free(s1);
+	assert_int_equal(cmp_of(d, REPORT_SELF, name)->kind, REPORT_REGRESSION);
+	assert_false(cmp_of(d, REPORT_SELF, name)->gates);
+	assert_int_equal(d->ngating, 0);
 	report_diff_free(d);
+	d = confirmed(merged, runs, 10, hh, hh2);
+	assert_true(cmp_of(d, REPORT_SELF, name)->gates);
+	report_diff_free(d);
+	profile_free(hh);
+	profile_free(hh2);
+	report_diff_free(s1);
 	report_diff_free(d1);
 	report_diff_free(dj);
 	profile_free(h1);
@@ -554,10 +569,26 @@ static void test_undecided(void **state)
 	assert_undecided_items(d, idx, n, flagged);
 	report_diff_free(d);
 	o.min_change = REPORT_MIN_CHANGE;
-	/* Ten history runs: runs of one commit are not combined, so nothing is asked. */
+	/* Ten history runs: runs of one commit are not combined, so a slowdown is not asked
+	 * about; a regression that fails the build is (another run must fail it too). */
 	report_diff_new(&d, merged, HIST, runs, 10, h1, &o);
+	assert_int_equal(d->ngating, 0);
 	assert_int_equal(undecided(d, 3, idx, &flagged), 0);
 	assert_int_equal(flagged, 0);
+	report_diff_free(d);
+	struct synth huge = jumped;
+	huge.factor[f5] = 30.0;
+	struct profile *hh = synth_run(&huge, &r, 1.0);
+	report_diff_new(&d, merged, HIST, runs, 10, hh, &o);
+	profile_free(hh);
+	assert_true(cmp_of(d, REPORT_SELF, name)->gates);
+	n = undecided(d, 3, idx, &flagged);
+	assert_int_equal(n, d->ngating);
+	assert_int_equal(flagged, n);
+	assert_true(undecided_has(d, idx, n, REPORT_SELF, name) >= 0);
+	for (size_t j = 0; j < n; j++)
+		assert_true(d->items[idx[j]].cmp.gates);
+	assert_int_equal(undecided(d, 1, idx, &flagged), 0);
 	report_diff_free(d);
 	/* An A/A run: nothing, even with three runs allowed. */
 	report_diff_new(&d, merged, HIST, runs, HIST, hc, &o);
