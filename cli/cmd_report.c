@@ -468,7 +468,7 @@ static void peers_free(struct report_diff **peers, int64_t *ids, size_t n)
  * so that a CI loop asking this ends.
  */
 static int need_run(const struct report_args *a, const struct run_meta *head,
-                    const struct report_diff *d)
+                    const struct report_diff *d, const char *advisory)
 {
 	size_t runs = d && d->confirm_runs ? d->confirm_runs : 1;
 	char *why = NULL;
@@ -482,6 +482,10 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 		                head->stats.exit_status);
 	else if (!d)
 		why = xstrdup("there is no baseline");
+	else if (advisory && d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
+		/* Below 20 history runs another run can only take back a failing regression:
+		 * none fails the build here. */
+		why = xasprintf("the verdict cannot fail the build: %s", advisory);
 	else if (runs >= a->head_runs)
 		why = xasprintf("%zu run%s of this commit judged, the most --head-runs asks", runs,
 		                runs == 1 ? "" : "s");
@@ -715,7 +719,7 @@ int cmd_report(int argc, char **argv)
 		advisory = report_advisory(&base, diff);
 	}
 	if (a.need_run) {
-		r = need_run(&a, &head, diff);
+		r = need_run(&a, &head, diff, advisory);
 		goto out;
 	}
 	prh = pr_head(&head);
