@@ -28,6 +28,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import run as bench  # noqa: E402
 from run import clean_env  # noqa: E402
 
 
@@ -38,16 +39,14 @@ def commit_runs(ciprof, repo):
     return {x["id"]: x["commit"] for x in json.loads(r.stdout)["runs"]}
 
 
-def need_run(ciprof, repo, head, alpha, head_runs):
-    args = [ciprof, "-q", "report", "--head", str(head), "--base", "main", "--need-run",
-            "--head-runs", str(head_runs)]
+def options(head, alpha, head_runs=None):
+    """report options naming the head, and --alpha / --head-runs when given."""
+    args = ["--head", str(head)]
     if alpha:
         args += ["--alpha", str(alpha)]
-    r = subprocess.run(args, cwd=repo, env=clean_env(), text=True, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
-    if r.returncode not in (0, 1):
-        sys.exit(f"rejudge.py: {' '.join(args)} failed ({r.returncode}):\n{r.stderr}")
-    return r.returncode == 0, r.stdout
+    if head_runs:
+        args += ["--head-runs", str(head_runs)]
+    return args
 
 
 def adaptive(ciprof, repo, head, alpha, k, commits):
@@ -57,23 +56,13 @@ def adaptive(ciprof, repo, head, alpha, k, commits):
         sys.exit(f"rejudge.py: runs {ids} are not one commit's: was DIR kept with "
                  f"--head-runs {k}?")
     for used, run in enumerate(ids, 1):
-        if used == k or not need_run(ciprof, repo, run, alpha, k)[0]:
+        if used == k or not bench.need_run(ciprof, repo, *options(run, alpha, k)):
             rc, r = judge(ciprof, repo, run, alpha, k)
             return rc, r, used
 
 
 def judge(ciprof, repo, head, alpha, head_runs=None):
-    args = [ciprof, "-q", "report", "--head", str(head), "--base", "main", "--format", "json",
-            "--fail-on-regression"]
-    if alpha:
-        args += ["--alpha", str(alpha)]
-    if head_runs:
-        args += ["--head-runs", str(head_runs)]
-    r = subprocess.run(args, cwd=repo, env=clean_env(), text=True, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
-    if r.returncode not in (0, 1):
-        sys.exit(f"rejudge.py: {' '.join(args)} failed ({r.returncode}):\n{r.stderr}")
-    return r.returncode, json.loads(r.stdout)
+    return bench.judge(ciprof, repo, *options(head, alpha, head_runs))
 
 
 def score(head, rc, r):

@@ -179,26 +179,31 @@ def head_runs_arg(v):
     return n
 
 
-def need_run(ciprof, repo):
-    """Whether `ciprof report --need-run` asks for another run of the newest run's commit."""
-    r = subprocess.run([ciprof, "-q", "report", "--base", "main", "--need-run"], cwd=repo,
-                       env=clean_env(), text=True, stdout=subprocess.PIPE,
+def report(ciprof, repo, *args):
+    """`ciprof -q report --base main ARGS` in the repository: (exit status, standard output);
+    exits the bench on any status but 0 and 1 (1: a failing verdict, or --need-run's no)."""
+    cmd = [ciprof, "-q", "report", "--base", "main", *args]
+    r = subprocess.run(cmd, cwd=repo, env=clean_env(), text=True, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
     if r.returncode not in (0, 1):
-        sys.exit(f"run.py: ciprof report --need-run failed ({r.returncode}):\n{r.stderr}")
-    return r.returncode == 0
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} failed "
+                 f"({r.returncode}):\n{r.stderr}")
+    return r.returncode, r.stdout
+
+
+def need_run(ciprof, repo, *args):
+    """Whether `ciprof report --need-run` asks for another run of the head's commit (the
+    newest run's, unless ARGS name one)."""
+    return report(ciprof, repo, "--need-run", *args)[0] == 0
 
 
 AUTO_MAX_RUNS = 3  # the CI templates' runs: auto
 
 
-def judge(ciprof, repo):
-    r = subprocess.run([ciprof, "-q", "report", "--base", "main", "--format", "json",
-                        "--fail-on-regression"], cwd=repo, env=clean_env(), text=True,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if r.returncode not in (0, 1):
-        sys.exit(f"run.py: ciprof report failed ({r.returncode}):\n{r.stderr}")
-    return r.returncode, json.loads(r.stdout)
+def judge(ciprof, repo, *args):
+    """The report as JSON with --fail-on-regression: (exit status, report)."""
+    rc, out = report(ciprof, repo, "--format", "json", "--fail-on-regression", *args)
+    return rc, json.loads(out)
 
 
 def main():
