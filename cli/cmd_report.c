@@ -176,7 +176,7 @@ struct report_args {
 	int focus;
 	size_t head_runs;
 	int need_run;
-	unsigned given; /* options --need-run does not combine with */
+	int writes_report; /* an option only a written report uses (--need-run refuses it) */
 };
 
 int cli_parse_number(const char *cmd, const char *opt, const char *arg, double lo, double hi,
@@ -235,15 +235,15 @@ static int report_opt(void *ctx, int id, const char *arg)
 		a->set |= SET_HEAD_RUNS;
 		return 0;
 	case OPT_FORMAT:
-		a->given |= 1;
+		a->writes_report = 1;
 		return cli_parse_report_format("report", arg, &a->format);
 	case 'o':
 		a->output = arg;
-		a->given |= 1;
+		a->writes_report = 1;
 		return 0;
 	case OPT_FOCUS:
 		a->focus = 1;
-		a->given |= 1;
+		a->writes_report = 1;
 		return 0;
 	case OPT_NEED_RUN:
 		a->need_run = 1;
@@ -271,7 +271,7 @@ static int report_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_FAIL:
 		a->fail = 1;
-		a->given |= 1;
+		a->writes_report = 1;
 		return 0;
 	case OPT_MIN_CHANGE:
 		if (cli_parse_number("report", "--min-change", arg, 0, 1000, 0, &v) < 0)
@@ -286,7 +286,7 @@ static int report_opt(void *ctx, int id, const char *arg)
 		a->set |= SET_MIN_SHARE;
 		return 0;
 	case OPT_AB:
-		a->given |= 1;
+		a->writes_report = 1;
 		if (!*arg) {
 			cli_usage_error("report", "--ab needs a comparison id (the runs' ab tag)");
 			return -1;
@@ -601,7 +601,7 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report",
 		                       "unexpected argument '%s'; see 'ciprof report --help'",
 		                       argv[first]);
-	if (a.need_run && a.given)
+	if (a.need_run && a.writes_report)
 		return cli_usage_error("report",
 		                       "--need-run writes no report: it takes no --format, "
 		                       "-o, --fail-on-regression, --focus or --ab");

@@ -351,9 +351,20 @@ static const struct report_item *same_item(const struct report_diff *peer,
 }
 
 /*
+ * The power that k runs' largest p is raised to: k normal statistics correlated by rho (the
+ * baseline's share of the item's variance, which the runs share) are all beyond t with a tail
+ * of exp(-t^2 / 2) to the power k / (1 + (k - 1) rho), not k.
+ */
+static double confirm_power(const struct report_cmp *c, double k)
+{
+	double rho = c->stat_v > 0 ? fmin(1, fmax(0, c->stat_vb / c->stat_v)) : 1;
+	return k / (1 + (k - 1) * rho);
+}
+
+/*
  * Every run of the head's code (report_diff_new_confirmed): each judged item's p becomes
- * max(p over the k runs)^(k / (1 + (k - 1) rho)) when every run judged it and moved it the same
- * way, else 1. rho: the baseline's share of the item's variance, which the runs share.
+ * max(p over the k runs)^confirm_power when every run judged it and moved it the same way,
+ * else 1.
  */
 static void confirm_p(struct report_diff *d, struct report_diff *const *peers, size_t n)
 {
@@ -362,9 +373,6 @@ static void confirm_p(struct report_diff *d, struct report_diff *const *peers, s
 		struct report_cmp *c = &d->items[i].cmp;
 		if (!c->tested || !c->ratio_test)
 			continue;
-		/* k normals correlated by rho are all beyond t with a tail of exp(-t^2 / 2) to the
-		 * power k / (1 + (k - 1) rho), not k. */
-		double rho = c->stat_v > 0 ? fmin(1, fmax(0, c->stat_vb / c->stat_v)) : 1;
 		double worst = c->p;
 		for (size_t j = 0; j < n; j++) {
 			const struct report_item *o = same_item(peers[j], &d->items[i]);
@@ -375,7 +383,7 @@ static void confirm_p(struct report_diff *d, struct report_diff *const *peers, s
 			}
 			worst = fmax(worst, o->cmp.p);
 		}
-		c->p = pow(worst, k / (1 + (k - 1) * rho));
+		c->p = pow(worst, confirm_power(c, k));
 	}
 }
 
@@ -1101,9 +1109,9 @@ size_t report_diff_undecided(const struct report_diff *d, size_t max_runs, size_
 			if (c->significant || !c->ratio_test ||
 			    !(c->change >= d->opts.min_change) || !(c->p < 1))
 				continue;
-			double rho = c->stat_v > 0 ? fmin(1, fmax(0, c->stat_vb / c->stat_v)) : 1;
-			double worst = pow(c->p, (1 + (k - 1) * rho) / k);
-			cand[2 * nc] = pow(worst, kmax / (1 + (kmax - 1) * rho));
+			/* the largest p so far (confirm_p undone), as every further run's */
+			double worst = pow(c->p, 1 / confirm_power(c, k));
+			cand[2 * nc] = pow(worst, confirm_power(c, kmax));
 			cand[2 * nc + 1] = (double)i;
 			nc++;
 		}

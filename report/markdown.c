@@ -466,17 +466,20 @@ static void finding(struct strbuf *o, const struct report *r, const struct repor
 	/* With fewer than 20 history runs only the regressions that stand out from a rare jump
 	 * fail the build (report_cmp.gates): say which do not, when others do (when none does,
 	 * the advisory line says why). */
-	if (c->kind == REPORT_REGRESSION && !c->gates && d->ngating && !r->advisory &&
-	    c->gate_q <= d->opts.alpha && d->confirm_runs > 1)
-		strbuf_addf(o,
-		            " (not enough to fail the build: with %zu history runs each of the %zu "
-		            "runs of this commit must fail it, and one did not)",
-		            d->history_runs, d->confirm_runs);
-	else if (c->kind == REPORT_REGRESSION && !c->gates && d->ngating && !r->advisory)
-		strbuf_addf(o,
-		            " (not enough alone to fail the build: with %zu history runs it does "
-		            "not stand out from a rare jump)",
-		            d->history_runs);
+	if (c->kind == REPORT_REGRESSION && !c->gates && d->ngating && !r->advisory) {
+		/* Significant on the short history's tail too, then another run did not fail it. */
+		if (c->gate_q <= d->opts.alpha && d->confirm_runs > 1)
+			strbuf_addf(o,
+			            " (not enough to fail the build: with %zu history runs each of "
+			            "the %zu runs of this commit must fail it, and one did not)",
+			            d->history_runs, d->confirm_runs);
+		else
+			strbuf_addf(
+			        o,
+			        " (not enough alone to fail the build: with %zu history runs it "
+			        "does not stand out from a rare jump)",
+			        d->history_runs);
+	}
 	if (c->spread > 0) {
 		strbuf_addstr(o, ", ");
 		add_spread(o, c);
@@ -654,20 +657,17 @@ static void method_line(struct strbuf *o, const struct report_diff *d)
 		            "An item is flagged when it moved at least %.2g %% with q ≤ %.2g (too "
 		            "few functions, %zu, for a suite-wide factor).</sub>\n\n",
 		            100 * d->opts.min_change, d->opts.alpha, d->scale_functions);
-	if (d->confirm_runs > 1 && d->history_runs < STATS_TAIL_SCALE_MIN_RUNS) {
-		strbuf_addf(o,
-		            "<sub>**%zu runs of this commit:** with %zu base-branch runs, a "
-		            "regression fails the build only if each of them fails it (this run's "
-		            "figures; also run",
-		            d->confirm_runs, d->history_runs);
-		for (size_t i = 0; i + 1 < d->confirm_runs; i++)
-			strbuf_addf(o, "%s %lld", i ? "," : "", (long long)d->confirm_ids[i]);
-		strbuf_addstr(o, ").</sub>\n\n");
-	} else if (d->confirm_runs > 1) {
-		strbuf_addf(o,
-		            "<sub>**%zu runs of this commit:** a finding is one that each of them "
-		            "shows (this run's figures; also run",
-		            d->confirm_runs);
+	if (d->confirm_runs > 1) {
+		strbuf_addf(o, "<sub>**%zu runs of this commit:** ", d->confirm_runs);
+		if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
+			strbuf_addf(
+			        o,
+			        "with %zu base-branch runs, a regression fails the build only if "
+			        "each of them fails it",
+			        d->history_runs);
+		else
+			strbuf_addstr(o, "a finding is one that each of them shows");
+		strbuf_addstr(o, " (this run's figures; also run");
 		for (size_t i = 0; i + 1 < d->confirm_runs; i++)
 			strbuf_addf(o, "%s %lld", i ? "," : "", (long long)d->confirm_ids[i]);
 		strbuf_addstr(o, ").</sub>\n\n");
