@@ -367,6 +367,49 @@ static struct report_diff *confirmed(const struct profile *base, struct profile 
 	return d;
 }
 
+/* A history of HIST runs in which every function slows by 40 % in one run in 33 (a
+ * neighbour's burst on a shared runner), from seed; f5 (named name) the function nearest 5 %
+ * of the suite; head runs (jumpy_head) have no jumps. */
+struct jumpy {
+	struct synth base, head;
+	int f5;
+	char name[32];
+	struct rng r;
+	struct profile *runs[HIST], *merged;
+};
+
+static void jumpy_init(struct jumpy *j, uint64_t seed)
+{
+	synth_init(&j->base, 10, 999);
+	j->base.jitter = 0.01;
+	j->base.efficiency = 0.3;
+	for (int i = 0; i < SYN_NFUNCS; i++)
+		j->base.fjump[i] = 0.03;
+	j->base.jump = 1.4;
+	j->f5 = synth_func_near(&j->base, 0.05);
+	snprintf(j->name, sizeof(j->name), "f_%02d", j->f5);
+	j->r = (struct rng){seed};
+	synth_base(&j->base, &j->r, HIST, j->runs, &j->merged);
+	j->head = j->base;
+	for (int i = 0; i < SYN_NFUNCS; i++)
+		j->head.fjump[i] = 0;
+}
+
+/* A head run with f5 taking factor times its time. */
+static struct profile *jumpy_head(struct jumpy *j, double factor)
+{
+	struct synth h = j->head;
+	h.factor[j->f5] = factor;
+	return synth_run(&h, &j->r, 1.0);
+}
+
+static void jumpy_release(struct jumpy *j)
+{
+	for (size_t i = 0; i < HIST; i++)
+		profile_free(j->runs[i]);
+	profile_free(j->merged);
+}
+
 /*
  * Several runs of the head's commit (report_diff_new_confirmed). A history of 30 runs in which
  * every function slows by 40 % in one run in 33 (as a neighbour's burst does on a shared
@@ -378,33 +421,15 @@ static struct report_diff *confirmed(const struct profile *base, struct profile 
 static void test_confirm_runs(void **state)
 {
 	(void)state;
-	struct synth base;
-	synth_init(&base, 10, 999);
-	base.jitter = 0.01;
-	base.efficiency = 0.3;
-	for (int i = 0; i < SYN_NFUNCS; i++)
-		base.fjump[i] = 0.03;
-	base.jump = 1.4;
-	int f5 = synth_func_near(&base, 0.05);
-	char name[32];
-	snprintf(name, sizeof(name), "f_%02d", f5);
-	struct rng r = {4242};
-	struct profile *runs[HIST], *merged;
-	synth_base(&base, &r, HIST, runs, &merged);
+	struct jumpy j;
+	jumpy_init(&j, 4242);
+	const char *name = j.name;
+	struct profile **runs = j.runs, *merged = j.merged;
 	struct report_options o;
 	report_options_init(&o);
-
-	struct synth slow = base, jumped = base, fast = base;
-	for (int i = 0; i < SYN_NFUNCS; i++)
-		slow.fjump[i] = jumped.fjump[i] = fast.fjump[i] = 0;
-	slow.factor[f5] = 1.5;
-	jumped.factor[f5] = 3.0;
-	fast.factor[f5] = 0.8;
-	struct synth calm = slow;
-	calm.factor[f5] = 1;
-	struct profile *h1 = synth_run(&slow, &r, 1.0), *h2 = synth_run(&slow, &r, 1.0);
-	struct profile *hj = synth_run(&jumped, &r, 1.0), *hc = synth_run(&calm, &r, 1.0);
-	struct profile *hf = synth_run(&fast, &r, 1.0);
+	struct profile *h1 = jumpy_head(&j, 1.5), *h2 = jumpy_head(&j, 1.5);
+	struct profile *hj = jumpy_head(&j, 3.0), *hc = jumpy_head(&j, 1);
+	struct profile *hf = jumpy_head(&j, 0.8);
 	struct report_diff *d1, *dj;
 	report_diff_new(&d1, merged, HIST, runs, HIST, h1, &o);
 	report_diff_new(&dj, merged, HIST, runs, HIST, hj, &o);
@@ -442,9 +467,7 @@ static void test_confirm_runs(void **state)
 	/* Ten history runs: the runs' p are not combined (the one run's findings stand), but a
 	 * regression fails the build only if the other run fails it too: a thirtyfold jump
 	 * gates alone, not beside a calm run, and does beside another such jump. */
-	struct synth huge = jumped;
-	huge.factor[f5] = 30.0;
-	struct profile *hh = synth_run(&huge, &r, 1.0), *hh2 = synth_run(&huge, &r, 1.0);
+	struct profile *hh = jumpy_head(&j, 30.0), *hh2 = jumpy_head(&j, 30.0);
 	struct report_diff *s1;
 	report_diff_new(&s1, merged, HIST, runs, 10, hh, &o);
 	assert_true(cmp_of(s1, REPORT_SELF, name)->gates);
@@ -470,9 +493,7 @@ static void test_confirm_runs(void **state)
 	profile_free(hj);
 	profile_free(hc);
 	profile_free(hf);
-	for (size_t i = 0; i < HIST; i++)
-		profile_free(runs[i]);
-	profile_free(merged);
+	jumpy_release(&j);
 }
 
 /* report_diff_undecided into idx (room for UNDECIDED_ROOM items). */
@@ -520,31 +541,14 @@ static void assert_undecided_items(const struct report_diff *d, const size_t *id
 static void test_undecided(void **state)
 {
 	(void)state;
-	struct synth base;
-	synth_init(&base, 10, 999);
-	base.jitter = 0.01;
-	base.efficiency = 0.3;
-	for (int i = 0; i < SYN_NFUNCS; i++)
-		base.fjump[i] = 0.03;
-	base.jump = 1.4;
-	int f5 = synth_func_near(&base, 0.05);
-	char name[32];
-	snprintf(name, sizeof(name), "f_%02d", f5);
-	struct rng r = {4243};
-	struct profile *runs[HIST], *merged;
-	synth_base(&base, &r, HIST, runs, &merged);
+	struct jumpy j;
+	jumpy_init(&j, 4243);
+	const char *name = j.name;
+	struct profile **runs = j.runs, *merged = j.merged;
 	struct report_options o;
 	report_options_init(&o);
-
-	struct synth slow = base, jumped = base;
-	for (int i = 0; i < SYN_NFUNCS; i++)
-		slow.fjump[i] = jumped.fjump[i] = 0;
-	slow.factor[f5] = 1.4;
-	jumped.factor[f5] = 3.0;
-	struct synth calm = slow;
-	calm.factor[f5] = 1;
-	struct profile *h1 = synth_run(&slow, &r, 1.0), *h2 = synth_run(&slow, &r, 1.0);
-	struct profile *hc = synth_run(&calm, &r, 1.0), *hj = synth_run(&jumped, &r, 1.0);
+	struct profile *h1 = jumpy_head(&j, 1.4), *h2 = jumpy_head(&j, 1.4);
+	struct profile *hc = jumpy_head(&j, 1), *hj = jumpy_head(&j, 3.0);
 	size_t idx[UNDECIDED_ROOM], n, flagged = 99;
 	struct report_diff *d;
 
@@ -576,9 +580,7 @@ static void test_undecided(void **state)
 	assert_int_equal(undecided(d, 3, idx, &flagged), 0);
 	assert_int_equal(flagged, 0);
 	report_diff_free(d);
-	struct synth huge = jumped;
-	huge.factor[f5] = 30.0;
-	struct profile *hh = synth_run(&huge, &r, 1.0);
+	struct profile *hh = jumpy_head(&j, 30.0);
 	report_diff_new(&d, merged, HIST, runs, 10, hh, &o);
 	profile_free(hh);
 	assert_true(cmp_of(d, REPORT_SELF, name)->gates);
@@ -586,8 +588,8 @@ static void test_undecided(void **state)
 	assert_int_equal(n, d->ngating);
 	assert_int_equal(flagged, n);
 	assert_true(undecided_has(d, idx, n, REPORT_SELF, name) >= 0);
-	for (size_t j = 0; j < n; j++)
-		assert_true(d->items[idx[j]].cmp.gates);
+	for (size_t i = 0; i < n; i++)
+		assert_true(d->items[idx[i]].cmp.gates);
 	assert_int_equal(undecided(d, 1, idx, &flagged), 0);
 	report_diff_free(d);
 	/* An A/A run: nothing, even with three runs allowed. */
@@ -623,9 +625,7 @@ static void test_undecided(void **state)
 	profile_free(h2);
 	profile_free(hc);
 	profile_free(hj);
-	for (size_t i = 0; i < HIST; i++)
-		profile_free(runs[i]);
-	profile_free(merged);
+	jumpy_release(&j);
 }
 
 int main(void)
