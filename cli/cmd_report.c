@@ -115,13 +115,13 @@ static const char report_description[] =
         "history never saw moved a steady function.\n"
         "A run on a shared machine now and then moves a steady function 30-70 %: when the\n"
         "head's commit has more runs ('ciprof run' twice in the job), a finding must show\n"
-        "in each of the newest --head-runs (with 20 or more base-branch runs). --need-run\n"
+        "in each of the newest --head-runs. --need-run\n"
         "says when one more run is worth its time: it exits 0 while the runs so far flag a\n"
         "regression (which another run confirms or takes back) or show a slowdown that\n"
         "--head-runs runs could make significant, and 1 when another run cannot change\n"
         "the verdict (--head-runs reached, no baseline, a failed or dirty head run). With\n"
-        "fewer than 20 base-branch runs the runs are not combined, but a regression fails\n"
-        "the build only if each of them fails it: --need-run asks for one then.\n"
+        "fewer than 20 base-branch runs the runs' p are not combined: a finding is one\n"
+        "each run flags, and a regression fails the build only if each of them fails it.\n"
         "A CI job runs the suite again while it says so.\n"
         "Small changes need many samples: sample at --hz 999 or more ('ciprof run --hz').\n"
         "\n"
@@ -468,7 +468,7 @@ static void peers_free(struct report_diff **peers, int64_t *ids, size_t n)
  * so that a CI loop asking this ends.
  */
 static int need_run(const struct report_args *a, const struct run_meta *head,
-                    const struct report_diff *d, const char *advisory)
+                    const struct report_diff *d)
 {
 	size_t runs = d && d->confirm_runs ? d->confirm_runs : 1;
 	char *why = NULL;
@@ -482,10 +482,6 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 		                head->stats.exit_status);
 	else if (!d)
 		why = xstrdup("there is no baseline");
-	else if (advisory && d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
-		/* Below 20 history runs another run can only take back a failing regression:
-		 * none fails the build here. */
-		why = xasprintf("the verdict cannot fail the build: %s", advisory);
 	else if (runs >= a->head_runs)
 		why = xasprintf("%zu run%s of this commit judged, the most --head-runs asks", runs,
 		                runs == 1 ? "" : "s");
@@ -494,10 +490,9 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 		idx = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*idx)));
 		n = report_diff_undecided(d, a->head_runs, idx, &flagged);
 		if (!n && d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
-			why = xasprintf(
-			        "no regression fails the build, and with %zu base-branch runs "
-			        "(fewer than %d) runs of one commit are not combined",
-			        d->history_runs, STATS_TAIL_SCALE_MIN_RUNS);
+			why = xasprintf("no regression is flagged, and with %zu base-branch runs "
+			                "(fewer than %d) runs of one commit are not combined",
+			                d->history_runs, STATS_TAIL_SCALE_MIN_RUNS);
 		else if (!n)
 			why = xasprintf(
 			        "nothing the runs so far show could become significant in %zu "
@@ -719,7 +714,7 @@ int cmd_report(int argc, char **argv)
 		advisory = report_advisory(&base, diff);
 	}
 	if (a.need_run) {
-		r = need_run(&a, &head, diff, advisory);
+		r = need_run(&a, &head, diff);
 		goto out;
 	}
 	prh = pr_head(&head);

@@ -441,6 +441,28 @@ static void short_history_gate(struct report_diff *d, struct report_diff *const 
 	free(p);
 }
 
+/*
+ * Below STATS_TAIL_SCALE_MIN_RUNS history runs, where the other runs of the head's code are
+ * not combined (their tails are not learned), a finding is one that each of them flags too,
+ * the same way: a steady function's rare slow mode, which ten to twenty history runs seldom
+ * show, lands in one run and not the next, while a change of the code is in every run. The
+ * others are taken back (d->unrepeated counts them).
+ */
+static void unrepeated(struct report_diff *d, struct report_diff *const *peers, size_t npeers)
+{
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_cmp *c = &d->items[i].cmp;
+		for (size_t j = 0; j < npeers && c->significant; j++) {
+			const struct report_item *o = same_item(peers[j], &d->items[i]);
+			if (o && o->cmp.kind == c->kind)
+				continue;
+			c->significant = 0;
+			c->kind = REPORT_UNCHANGED;
+			d->unrepeated++;
+		}
+	}
+}
+
 static int group_of(const struct report_item *it)
 {
 	return it->cmp.kind == REPORT_REGRESSION ? 0 : it->cmp.kind == REPORT_IMPROVEMENT ? 1 : 2;
@@ -1052,6 +1074,8 @@ void report_diff_new_confirmed(struct report_diff **out, const struct profile *b
 	}
 	judge(d, peers, npeers);
 
+	if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
+		unrepeated(d, gate_peers, ngate);
 	report_diff_settle(d);
 	short_history_gate(d, gate_peers, ngate);
 
@@ -1086,11 +1110,11 @@ size_t report_diff_undecided(const struct report_diff *d, size_t max_runs, size_
 	*flagged = 0;
 	if (runs >= max_runs || d->ab)
 		return 0;
-	/* A short history's regressions: only those that fail the build, which another run
-	 * must fail too (short_history_gate). */
+	/* Flagged regressions: another run confirms or takes them back (below
+	 * STATS_TAIL_SCALE_MIN_RUNS history runs, each further run must flag them too:
+	 * unrepeated). */
 	for (size_t i = 0; i < d->nitems; i++)
-		if (d->items[i].cmp.kind == REPORT_REGRESSION &&
-		    (!short_history || d->items[i].cmp.gates))
+		if (d->items[i].cmp.kind == REPORT_REGRESSION)
 			idx[n++] = i;
 	*flagged = n;
 	if (short_history)

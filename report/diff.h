@@ -190,6 +190,8 @@ struct report_diff {
 	                                itself included (report_diff_new_confirmed; 0: itself
 	                                alone) */
 	int64_t *confirm_ids;        /* the other ones' run ids (confirm_runs - 1 of them) */
+	size_t unrepeated;           /* items this run flagged that another run of its code
+	                                did not (short history only: unrepeated in diff.c) */
 	double efficiency;           /* the share of Poisson's variance sampling adds
 	                                (stats_sampling_efficiency; 1 without history) */
 	int tests_attributed;        /* some sample on either side belongs to a named test:
@@ -229,8 +231,9 @@ void report_diff_new(struct report_diff **out, const struct profile *base, size_
  * runs share the baseline, whose share rho of the item's variance (stat_vb / stat_v)
  * correlates them. Asked at both of the report's judgements, so that a function flagged only
  * with the other runs' help is taken out of its callers' totals like any flagged function.
- * Only with STATS_TAIL_SCALE_MIN_RUNS history runs; a shorter history keeps the one run's
- * findings, and a regression fails the build only if it fails each other run's too
+ * Only with STATS_TAIL_SCALE_MIN_RUNS history runs; with a shorter history an item stays a
+ * finding only if each other run's report flags it the same way (d->unrepeated counts the
+ * others, taken back), and a regression fails the build only if it fails each other run's too
  * (short_history_gate). The figures shown stay head's.
  */
 void report_diff_new_confirmed(struct report_diff **out, const struct profile *base,
@@ -249,10 +252,9 @@ void report_diff_free(struct report_diff *d);
  * family (tests, functions) over those best cases with the family's flagged items counted
  * ahead of them. A change a few more runs cannot make significant even then is not worth the
  * CI time. With a history shorter than STATS_TAIL_SCALE_MIN_RUNS runs (runs of one commit are
- * not combined then) only the regressions that fail the build (report_cmp.gates): each further
- * run must fail it too. Nothing when the report already asked max_runs runs. Fills idx
- * (room for d->nitems) with the items' indices and returns how many; *flagged of them (the
- * first ones) are flagged regressions.
+ * not combined then) only the flagged regressions: each further run must flag them too. Nothing
+ * when the report already asked max_runs runs. Fills idx (room for d->nitems) with the items'
+ * indices and returns how many; *flagged of them (the first ones) are flagged regressions.
  */
 size_t report_diff_undecided(const struct report_diff *d, size_t max_runs, size_t *idx,
                              size_t *flagged);

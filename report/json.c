@@ -131,6 +131,9 @@ int report_json(const struct report *r, struct strbuf *out)
 		for (size_t i = 0; i + 1 < d->confirm_runs; i++)
 			json_array_append_new(cids, json_integer((json_int_t)d->confirm_ids[i]));
 		json_object_set_new(sum, "confirming_runs", cids);
+		/* items this run flagged that another of them did not (taken back; with a short
+		 * history only) */
+		json_object_set_new(sum, "unrepeated", json_integer((json_int_t)d->unrepeated));
 		json_object_set_new(sum, "base_cpu_seconds", jnum(d->base_cpu));
 		json_object_set_new(sum, "head_cpu_seconds", jnum(d->head_cpu));
 		json_object_set_new(sum, "base_samples", jnum(d->base_samples));

@@ -662,9 +662,11 @@ static void method_line(struct strbuf *o, const struct report_diff *d)
 		if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
 			strbuf_addf(
 			        o,
-			        "with %zu base-branch runs, a regression fails the build only if "
-			        "each of them fails it",
-			        d->history_runs);
+			        "with %zu base-branch runs, an item is flagged only if each of "
+			        "them "
+			        "flags it (%zu this run flagged did not repeat), and a regression "
+			        "fails the build only if each of them fails it",
+			        d->history_runs, d->unrepeated);
 		else
 			strbuf_addstr(o, "a finding is one that each of them shows");
 		strbuf_addstr(o, " (this run's figures; also run");

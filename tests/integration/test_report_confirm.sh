@@ -6,8 +6,9 @@
 # it, and fails the build; a threefold jump in one of two runs is no finding, though one run
 # alone fails on it. Runs of a dirty work tree, of another command, or a copy of the head's
 # profile do not count. --need-run asks for another run while one could decide a finding, and
-# not when --head-runs are judged or the head run is dirty or failed. The profiles are made up
-# and seeded, imported as pprof: nothing is timed.
+# not when --head-runs are judged or the head run is dirty or failed. Under 20 history runs a
+# finding must be flagged in each run. The profiles are made up and seeded, imported as pprof:
+# nothing is timed.
 source "$(dirname "$0")/lib.sh"
 
 GEN=$TMP/gen
@@ -150,6 +151,46 @@ run_capture copy "$CIPROF" report --db "$DB" --base main --format json --fail-on
 expect_rc "a copy of the head does not confirm it: the jump still fails alone" 1 copy
 [ "$(crc copy)" = "regression 1 - True regression" ] && ok "a copy of the head is not a second run" ||
 	check_failed "copy: $(crc copy)"
+
+# Under 20 history runs (12 here) the runs' p are not combined, but a finding must be one that
+# each run of the commit flags: the threefold jump is flagged in its run alone, --need-run asks
+# for another run to confirm it, and beside a calm run it is taken back; twice as slow in both
+# runs stays a finding.
+SGEN=$TMP/gen-short
+python3 "$CIPROF_SRC/tests/tools/wide_suite.py" "$SGEN" --base-runs 12 --seed 7 \
+	--jumps 0.03 --slowdown 2 --head-runs 2 >"$TMP/gen-short.out" || fail "the generator failed"
+mkdir -p "$TMP/repo-short" && cd "$TMP/repo-short" || fail "no repo dir"
+DB=$TMP/short.sqlite
+wide_history "$DB" "$SGEN" 12
+git checkout -qb pr/jump && echo jump >file && git commit -qam "jump" || fail "the jump branch"
+import_head "$SGEN/head-jump.pb" pr/jump
+run_capture sj1 "$CIPROF" report --db "$DB" --base main --format json
+[ "$(crc sj1)" = "regression 1 - True regression" ] &&
+	ok "12 history runs, one run: the jump is flagged" || check_failed "short, jump: $(crc sj1)"
+run_capture sneed "$CIPROF" report --db "$DB" --base main --need-run
+expect_rc "12 history runs: --need-run asks another run for a flagged regression" 0 sneed
+expect_grep "--need-run asks to confirm the jump" "$TMP/sneed.out" "confirm function crc32_update +"
+# a calm run, then the jump's profile again as the newest run (a copy is not another run: the
+# calm run is its only peer)
+import_head "$SGEN/head-aa.pb" pr/jump
+import_head "$SGEN/head-jump.pb" pr/jump
+run_capture sj2 "$CIPROF" report --db "$DB" --base main --format json --fail-on-regression
+expect_rc "12 history runs, the jump beside a calm run: passes" 0 sj2
+[ "$(crc sj2)" = "ok 2 $(($(newest_id) - 1)) False unchanged" ] &&
+	ok "12 history runs: a jump in one of two runs is taken back" || check_failed "short: $(crc sj2)"
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["summary"]["unrepeated"] < 1)' \
+	"$TMP/sj2.out" && ok "JSON counts it as unrepeated" || check_failed "summary.unrepeated"
+run_capture smd "$CIPROF" report --db "$DB" --base main
+expect_grep "the Markdown says findings must repeat" "$TMP/smd.out" \
+	"**2 runs of this commit:** with 12 base-branch runs, an item is flagged only if each of them flags it"
+git checkout -q main && git checkout -qb pr/slow && echo slow >file &&
+	git commit -qam "slow" || fail "the slow branch"
+import_head "$SGEN/head.pb" pr/slow
+import_head "$SGEN/head2.pb" pr/slow
+run_capture ss "$CIPROF" report --db "$DB" --base main --format json
+[ "$(crc ss)" = "regression 2 $(($(newest_id) - 1)) True regression" ] &&
+	ok "12 history runs: twice as slow in both runs stays a finding" ||
+	check_failed "short, twice as slow: $(crc ss)"
 
 # --need-run prints names escaped for a terminal: the same suite with crc32_update renamed
 # "crc32<ESC>update" in every profile (one byte for another: the pprof stays well formed) prints
