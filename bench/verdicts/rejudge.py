@@ -16,7 +16,8 @@ head's run id and scenario). Each head is judged as run.py judged it, `ciprof re
 --base main --format json --fail-on-regression`, by every binary given; printed: per scenario
 and binary, comparisons, build failures, flagged anything, found (the planted item flagged as a
 regression), other functions flagged; then per binary the A/A build failures, and the A/A
-regressions that were advisory because the head shared its machine (-v marks those heads). The
+regressions that were advisory because the head shared its machine (-v marks those heads), and
+the items the A/A heads flagged (tests and functions; advisory or not) and in how many heads. The
 runs are the same for every binary, so the
 difference between two columns is the statistics' alone, not the machine's mood.
 """
@@ -82,7 +83,8 @@ def score(head, rc, r):
     # a regression that did not fail the build because the head shared its machine
     busy = r.get("verdict") == "regression" and "other processes kept" in (
         r.get("advisory_reason") or "")
-    return {"fail": rc == 1, "flagged": bool(funcs or tests), "found": hit,
+    return {"fail": rc == 1, "flagged": bool(funcs or tests), "items": len(funcs) + len(tests),
+            "found": hit,
             "others": bool(others), "shift": shift, "busy": busy,
             "flags": [f"{x['name']} {x.get('measure', 'test')} {x['delta']:+.1%}"
                       for x in funcs + tests]}
@@ -112,7 +114,7 @@ def main():
     for h in heads:
         if h["scenario"] not in table:
             table[h["scenario"]] = [dict(n=0, fail=0, flagged=0, found=0, others=0, shift=0,
-                                         busy=0, runs=0) for _ in bins]
+                                         busy=0, runs=0, items=0) for _ in bins]
             order.append(h["scenario"])
         for k, c in enumerate(bins):
             if a.adaptive:
@@ -123,7 +125,7 @@ def main():
             st = table[h["scenario"]][k]
             st["n"] += 1
             st["runs"] += used
-            for key in ("fail", "flagged", "found", "others", "shift", "busy"):
+            for key in ("fail", "flagged", "items", "found", "others", "shift", "busy"):
                 st[key] += s[key]
             if a.verbose and s["flags"]:
                 hist = r.get("summary", {}).get("history_runs")
@@ -153,7 +155,8 @@ def main():
               if next(h["kind"] for h in heads if h["scenario"] == sc) == "aa"]
         print(f"[{k}] A/A: {sum(s['fail'] for s in aa)} build failures in "
               f"{sum(s['n'] for s in aa)} ({sum(s['busy'] for s in aa)} more regressions "
-              f"advisory on a busy head)")
+              f"advisory on a busy head); {sum(s['items'] for s in aa)} items flagged in "
+              f"{sum(s['flagged'] for s in aa)} heads")
         if a.adaptive:
             allr = [table[sc][k] for sc in order]
             print(f"[{k}] runs a head: {sum(s['runs'] for s in allr) / sum(s['n'] for s in allr):.2f}"
