@@ -27,19 +27,61 @@ sys.path.insert(0, HERE)
 from run import clean_env  # noqa: E402
 
 
-def scores(ciprof, repo, run):
-    """{(name, measure): z} of one run judged alone."""
+def judged(ciprof, repo, run):
+    """({(name, measure): (p, change)} of the items one run judged alone, its history runs)."""
     r = subprocess.run([ciprof, "-q", "report", "--head", str(run), "--base", "main",
                         "--head-runs", "1", "--format", "json"], cwd=repo, env=clean_env(),
                        text=True, stdout=subprocess.PIPE, check=True)
     rep = json.loads(r.stdout)
-    z = {}
-    for x in rep["functions"] + rep["tests"]:
-        if x.get("tested") and x.get("p_value") is not None and x.get("delta") is not None:
-            p = min(max(x["p_value"], 1e-300), 1.0)
-            z[(x["name"], x.get("measure", "test"))] = (
-                (1 if x["delta"] > 0 else -1) * -NormalDist().inv_cdf(p / 2))
-    return z
+    return ({(x["name"], x.get("measure", "test")): (x["p_value"], x["delta"])
+             for x in rep["functions"] + rep["tests"]
+             if x.get("tested") and x.get("p_value") is not None and x.get("delta") is not None},
+            rep["summary"]["history_runs"])
+
+
+def score(p, change):
+    """A two-sided p as a normal score, signed as the change."""
+    return (1 if change > 0 else -1) * -NormalDist().inv_cdf(min(max(p, 1e-300), 1.0) / 2)
+
+
+def correlations(triples):
+    """{item: correlation of its score between runs of one head} from {item: [[z1, z2, z3],
+    ...]} (one list per head), for items seen in 10 heads or more."""
+    rho = {}
+    for k, v in triples.items():
+        if len(v) < 10:
+            continue
+        x = [t[i] for t in v for i, _ in ((0, 1), (0, 2), (1, 2))]
+        y = [t[j] for t in v for _, j in ((0, 1), (0, 2), (1, 2))]
+        try:
+            rho[k] = statistics.correlation(x, y)
+        except statistics.StatisticsError:
+            continue
+    return rho
+
+
+def aa_triples(runs_of_heads, calm=False):
+    """{item: [[z1, z2, z3], ...]} over the A/A heads of three_runs()."""
+    per = {}
+    for h, runs, _ in runs_of_heads:
+        if h["kind"] != "aa" or (calm and h.get("hog")):
+            continue
+        zs = [{k: score(*v) for k, v in r.items()} for r in runs]
+        for k in zs[0]:
+            if all(k in z for z in zs):
+                per.setdefault(k, []).append([z[k] for z in zs])
+    return per
+
+
+def three_runs(ciprof, repo, heads, keep=lambda h: True):
+    """[(head, [items of each run judged alone] * 3, the newest run's history runs)] for the
+    heads keep() takes."""
+    out = []
+    for h in heads:
+        if keep(h):
+            got = [judged(ciprof, repo, run) for run in (h["id"] - 2, h["id"] - 1, h["id"])]
+            out.append((h, [g[0] for g in got], got[2][1]))
+    return out
 
 
 def main():
@@ -52,27 +94,13 @@ def main():
     repo = os.path.join(a.dir, "repo")
     heads = json.load(open(os.path.join(a.dir, "heads.json")))
     ciprof = os.path.abspath(a.ciprof)
-    per = {}
-    for h in heads:
-        if h["kind"] != "aa" or (a.calm and h.get("hog")):
-            continue
-        zs = [scores(ciprof, repo, run) for run in (h["id"] - 2, h["id"] - 1, h["id"])]
-        for k in zs[0]:
-            if all(k in z for z in zs):
-                per.setdefault(k, []).append([z[k] for z in zs])
-    rows = []
-    for k, v in per.items():
-        if len(v) < 10:
-            continue
-        x = [t[i] for t in v for i, _ in ((0, 1), (0, 2), (1, 2))]
-        y = [t[j] for t in v for _, j in ((0, 1), (0, 2), (1, 2))]
-        try:
-            rows.append((statistics.correlation(x, y), k, len(v)))
-        except statistics.StatisticsError:
-            continue
+    data = three_runs(ciprof, repo, heads,
+                      lambda h: h["kind"] == "aa" and not (a.calm and h.get("hog")))
+    triples = aa_triples(data, a.calm)
+    rows = sorted(((r, k, len(triples[k])) for k, r in correlations(triples).items()),
+                  reverse=True)
     if not rows:
         sys.exit("within.py: no item judged in 10 A/A heads (was DIR kept with --head-runs 3?)")
-    rows.sort(reverse=True)
     for rho, k, n in rows[:a.top]:
         print(f"{rho:+.2f} {k[0]} {k[1]} ({n} heads)")
     print(f"median {statistics.median(r[0] for r in rows):+.2f} over {len(rows)} items")
