@@ -452,10 +452,12 @@ static void unrepeated(struct report_diff *d, struct report_diff *const *peers, 
 {
 	for (size_t i = 0; i < d->nitems; i++) {
 		struct report_cmp *c = &d->items[i].cmp;
-		for (size_t j = 0; j < npeers && c->significant; j++) {
+		int repeated = 1;
+		for (size_t j = 0; j < npeers && c->significant && repeated; j++) {
 			const struct report_item *o = same_item(peers[j], &d->items[i]);
-			if (o && o->cmp.kind == c->kind)
-				continue;
+			repeated = o && o->cmp.kind == c->kind;
+		}
+		if (!repeated) {
 			c->significant = 0;
 			c->kind = REPORT_UNCHANGED;
 			d->unrepeated++;

@@ -659,15 +659,17 @@ static void method_line(struct strbuf *o, const struct report_diff *d)
 		            100 * d->opts.min_change, d->opts.alpha, d->scale_functions);
 	if (d->confirm_runs > 1) {
 		strbuf_addf(o, "<sub>**%zu runs of this commit:** ", d->confirm_runs);
-		if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
-			strbuf_addf(
-			        o,
-			        "with %zu base-branch runs, an item is flagged only if each of "
-			        "them "
-			        "flags it (%zu this run flagged did not repeat), and a regression "
-			        "fails the build only if each of them fails it",
-			        d->history_runs, d->unrepeated);
-		else
+		if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS) {
+			strbuf_addf(o,
+			            "with %zu base-branch runs, an item is flagged only if each of "
+			            "them flags it",
+			            d->history_runs);
+			if (d->unrepeated)
+				strbuf_addf(o, " (%zu this run flagged did not repeat)",
+				            d->unrepeated);
+			strbuf_addstr(o, ", and a regression fails the build only if each of them "
+			                 "fails it");
+		} else
 			strbuf_addstr(o, "a finding is one that each of them shows");
 		strbuf_addstr(o, " (this run's figures; also run");
 		for (size_t i = 0; i + 1 < d->confirm_runs; i++)

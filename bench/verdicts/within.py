@@ -18,21 +18,18 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 from statistics import NormalDist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from run import clean_env  # noqa: E402
+import run as bench  # noqa: E402
 
 
 def judged(ciprof, repo, run):
     """({(name, measure): (p, change)} of the items one run judged alone, its history runs)."""
-    r = subprocess.run([ciprof, "-q", "report", "--head", str(run), "--base", "main",
-                        "--head-runs", "1", "--format", "json"], cwd=repo, env=clean_env(),
-                       text=True, stdout=subprocess.PIPE, check=True)
-    rep = json.loads(r.stdout)
+    rep = json.loads(bench.report(ciprof, repo, "--head", str(run), "--head-runs", "1",
+                                  "--format", "json")[1])
     return ({(x["name"], x.get("measure", "test")): (x["p_value"], x["delta"])
              for x in rep["functions"] + rep["tests"]
              if x.get("tested") and x.get("p_value") is not None and x.get("delta") is not None},

@@ -42,7 +42,13 @@ newest_id() {
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])'
 }
 
-git checkout -qb pr/crc && echo pr >file && git commit -qam "crc: slower" || fail "the PR branch"
+# pr_branch NAME: a new branch NAME off main with one commit of its own (the head's commit)
+pr_branch() {
+	git checkout -q main && git checkout -qb "$1" && echo "$1" >file &&
+		git commit -qam "$1" || fail "the branch $1"
+}
+
+pr_branch pr/crc
 import_head "$GEN/head2.pb" pr/crc
 FIRST=$(newest_id)
 
@@ -106,8 +112,7 @@ expect_grep "the Markdown says which runs" "$TMP/md.out" \
 	"**2 runs of this commit:** a finding is one that each of them shows (this run's figures; also run $FIRST)"
 
 # A threefold jump in one run, the other run of the commit calm: no finding.
-git checkout -q main && git checkout -qb pr/docs && echo docs >file &&
-	git commit -qam "docs" || fail "the second PR branch"
+pr_branch pr/docs
 import_head "$GEN/head-aa.pb" pr/docs
 CALM=$(newest_id)
 import_head "$GEN/head-jump.pb" pr/docs
@@ -121,8 +126,7 @@ expect_rc "the jump, two runs: passes" 0 jump2
 
 # Runs that are not the head's code: a dirty work tree's, another command's. (Imported without
 # --commit, as the work tree's HEAD: only then is a run's tree dirty.)
-git checkout -q main && git checkout -qb pr/dirty && echo dirty >file &&
-	git commit -qam "dirty" || fail "the third PR branch"
+pr_branch pr/dirty
 echo uncommitted >>file
 cp "$GEN/head2.pb" "$TMP/h.pb" || fail "copy"
 run_capture imp "$CIPROF" import --db "$DB" --format pprof --branch pr/dirty "$TMP/h.pb"
@@ -143,8 +147,7 @@ run_capture dirty "$CIPROF" report --db "$DB" --base main --format json
 	check_failed "dirty: $(crc dirty)"
 # One profile stored twice (imported again, or merged from two databases) is one run: its
 # copy confirms nothing.
-git checkout -q main && git checkout -qb pr/copy && echo copy >file &&
-	git commit -qam "copy" || fail "the fourth PR branch"
+pr_branch pr/copy
 import_head "$GEN/head-jump.pb" pr/copy
 import_head "$GEN/head-jump.pb" pr/copy
 run_capture copy "$CIPROF" report --db "$DB" --base main --format json --fail-on-regression
@@ -162,7 +165,7 @@ python3 "$CIPROF_SRC/tests/tools/wide_suite.py" "$SGEN" --base-runs 12 --seed 7 
 mkdir -p "$TMP/repo-short" && cd "$TMP/repo-short" || fail "no repo dir"
 DB=$TMP/short.sqlite
 wide_history "$DB" "$SGEN" 12
-git checkout -qb pr/jump && echo jump >file && git commit -qam "jump" || fail "the jump branch"
+pr_branch pr/jump
 import_head "$SGEN/head-jump.pb" pr/jump
 run_capture sj1 "$CIPROF" report --db "$DB" --base main --format json
 [ "$(crc sj1)" = "regression 1 - True regression" ] &&
@@ -182,9 +185,9 @@ python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["summary"]["u
 	"$TMP/sj2.out" && ok "JSON counts it as unrepeated" || check_failed "summary.unrepeated"
 run_capture smd "$CIPROF" report --db "$DB" --base main
 expect_grep "the Markdown says findings must repeat" "$TMP/smd.out" \
-	"**2 runs of this commit:** with 12 base-branch runs, an item is flagged only if each of them flags it"
-git checkout -q main && git checkout -qb pr/slow && echo slow >file &&
-	git commit -qam "slow" || fail "the slow branch"
+	"**2 runs of this commit:** with 12 base-branch runs, an item is flagged only if each of them flags it ("
+expect_grep "... and how many did not repeat" "$TMP/smd.out" " this run flagged did not repeat), and a regression"
+pr_branch pr/slow
 import_head "$SGEN/head.pb" pr/slow
 import_head "$SGEN/head2.pb" pr/slow
 run_capture ss "$CIPROF" report --db "$DB" --base main --format json
@@ -206,7 +209,7 @@ for f in glob.glob(os.path.join(sys.argv[1], "*.pb")):
 cd "$TMP/repo-esc" || fail "no repo dir"
 DB=$TMP/esc.sqlite
 wide_history "$DB" "$TMP/gen-esc" 24
-git checkout -qb pr/esc && echo pr >file && git commit -qam "esc" || fail "the escape PR branch"
+pr_branch pr/esc
 import_head "$TMP/gen-esc/head2.pb" pr/esc
 run_capture needesc "$CIPROF" report --db "$DB" --base main --need-run --head-runs 2
 expect_rc "--need-run with a control character in a name" 0 needesc
