@@ -116,8 +116,8 @@ static const char report_description[] =
         "A run on a shared machine now and then moves a steady function 30-70 %: when the\n"
         "head's commit has more runs ('ciprof run' twice in the job), a finding must show\n"
         "in each of the newest --head-runs. --need-run\n"
-        "says when one more run is worth its time: it exits 0 while the runs so far flag a\n"
-        "regression (which another run confirms or takes back) or show a slowdown that\n"
+        "says when one more run is worth its time: it exits 0 while the runs so far flag\n"
+        "something (which another run confirms or takes back) or show a slowdown that\n"
         "--head-runs runs could make significant, and 1 when another run cannot change\n"
         "the verdict (--head-runs reached, no baseline, a failed or dirty head run). With\n"
         "fewer than 20 base-branch runs the runs' p are not combined: a finding is one\n"
@@ -490,7 +490,7 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 		idx = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*idx)));
 		n = report_diff_undecided(d, a->head_runs, idx, &flagged);
 		if (!n && d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
-			why = xasprintf("no regression is flagged, and with %zu base-branch runs "
+			why = xasprintf("nothing is flagged, and with %zu base-branch runs "
 			                "(fewer than %d) runs of one commit are not combined",
 			                d->history_runs, STATS_TAIL_SCALE_MIN_RUNS);
 		else if (!n)

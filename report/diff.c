@@ -1112,12 +1112,14 @@ size_t report_diff_undecided(const struct report_diff *d, size_t max_runs, size_
 	*flagged = 0;
 	if (runs >= max_runs || d->ab)
 		return 0;
-	/* Flagged regressions: another run confirms or takes them back (below
+	/* Flagged items, the regressions first: another run confirms or takes them back (below
 	 * STATS_TAIL_SCALE_MIN_RUNS history runs, each further run must flag them too:
-	 * unrepeated). */
-	for (size_t i = 0; i < d->nitems; i++)
-		if (d->items[i].cmp.kind == REPORT_REGRESSION)
-			idx[n++] = i;
+	 * unrepeated). An improvement too: one run's swing that a comment shows as a speed-up
+	 * is a false alarm all the same. */
+	for (int kind = REPORT_REGRESSION; kind <= REPORT_IMPROVEMENT; kind++)
+		for (size_t i = 0; i < d->nitems; i++)
+			if (d->items[i].cmp.kind == (enum report_kind)kind)
+				idx[n++] = i;
 	*flagged = n;
 	if (short_history)
 		return n;

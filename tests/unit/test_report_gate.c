@@ -522,14 +522,18 @@ static int undecided_has(const struct report_diff *d, const size_t *idx, size_t 
 }
 
 /* Every item of idx[0..n) past the first `flagged` is a judged slowdown of at least
- * min_change that is not significant yet; the first `flagged` are flagged regressions. */
+ * min_change that is not significant yet; the first `flagged` are the flagged items, every
+ * one of them, regressions before improvements. */
 static void assert_undecided_items(const struct report_diff *d, const size_t *idx, size_t n,
                                    size_t flagged)
 {
+	assert_int_equal(flagged, d->nregressed + d->nimproved);
 	for (size_t j = 0; j < n; j++) {
 		const struct report_cmp *c = &d->items[idx[j]].cmp;
 		if (j < flagged) {
-			assert_int_equal(c->kind, REPORT_REGRESSION);
+			assert_int_not_equal(c->kind, REPORT_UNCHANGED);
+			if (j > 0 && d->items[idx[j - 1]].cmp.kind == REPORT_IMPROVEMENT)
+				assert_int_equal(c->kind, REPORT_IMPROVEMENT);
 			continue;
 		}
 		assert_true(c->tested);
@@ -543,7 +547,8 @@ static void assert_undecided_items(const struct report_diff *d, const size_t *id
  * One run's +40 % of a 5 % function is not significant, but two runs could make it so: asked.
  * An A/A run asks nothing, nor a history of 10 runs (runs of one commit are not combined), nor
  * a report that already judged the most runs allowed, nor a change under --min-change. A
- * flagged regression comes first, counted in *flagged: another run confirms or takes it back.
+ * flagged regression comes first, counted in *flagged: another run confirms or takes it back;
+ * a flagged improvement too (one run's swing shown as a speed-up is a false alarm as well).
  */
 static void test_undecided(void **state)
 {
@@ -588,25 +593,39 @@ static void test_undecided(void **state)
 	assert_int_equal(d->ngating, 0);
 	assert_int_equal(cmp_of(d, REPORT_SELF, name)->kind, REPORT_REGRESSION);
 	n = undecided(d, 3, idx, &flagged);
-	assert_int_equal(n, d->nregressed);
+	assert_int_equal(n, d->nregressed + d->nimproved);
 	assert_int_equal(flagged, n);
 	assert_true(undecided_has(d, idx, n, REPORT_SELF, name) >= 0);
 	assert_undecided_items(d, idx, n, flagged);
 	report_diff_free(d);
 	report_diff_new(&d, merged, HIST, runs, 10, hc, &o);
-	assert_int_equal(undecided(d, 3, idx, &flagged), d->nregressed);
+	assert_int_equal(undecided(d, 3, idx, &flagged), d->nregressed + d->nimproved);
 	report_diff_free(d);
 	struct profile *hh = jumpy_head(&j, 30.0);
 	report_diff_new(&d, merged, HIST, runs, 10, hh, &o);
 	profile_free(hh);
 	assert_true(cmp_of(d, REPORT_SELF, name)->gates);
 	n = undecided(d, 3, idx, &flagged);
-	assert_int_equal(n, d->nregressed);
+	assert_int_equal(n, d->nregressed + d->nimproved);
 	assert_int_equal(flagged, n);
 	assert_true(undecided_has(d, idx, n, REPORT_SELF, name) >= 0);
 	assert_undecided_items(d, idx, n, flagged);
 	assert_int_equal(undecided(d, 1, idx, &flagged), 0);
 	report_diff_free(d);
+	/* A fivefold speed-up in one run: a flagged improvement, asked about as well, after 10
+	 * history runs and after 30 (another run confirms it or takes it back). */
+	struct profile *hs = jumpy_head(&j, 0.2);
+	for (size_t m = 10; m <= HIST; m += HIST - 10) {
+		report_diff_new(&d, merged, HIST, runs, m, hs, &o);
+		assert_int_equal(cmp_of(d, REPORT_SELF, name)->kind, REPORT_IMPROVEMENT);
+		n = undecided(d, 3, idx, &flagged);
+		int at = undecided_has(d, idx, n, REPORT_SELF, name);
+		assert_true(at >= 0 && (size_t)at < flagged);
+		assert_undecided_items(d, idx, n, flagged);
+		assert_int_equal(undecided(d, 1, idx, &flagged), 0);
+		report_diff_free(d);
+	}
+	profile_free(hs);
 	/* An A/A run: nothing, even with three runs allowed. */
 	report_diff_new(&d, merged, HIST, runs, HIST, hc, &o);
 	assert_int_equal(undecided(d, 3, idx, &flagged), 0);
@@ -627,10 +646,10 @@ static void test_undecided(void **state)
 	report_diff_new(&d, merged, HIST, runs, HIST, hj, &o);
 	assert_int_equal(cmp_of(d, REPORT_SELF, name)->kind, REPORT_REGRESSION);
 	n = undecided(d, 2, idx, &flagged);
-	size_t regressions = 0;
+	size_t flags = 0;
 	for (size_t i = 0; i < d->nitems; i++)
-		regressions += d->items[i].cmp.kind == REPORT_REGRESSION;
-	assert_int_equal(flagged, regressions);
+		flags += d->items[i].cmp.kind != REPORT_UNCHANGED;
+	assert_int_equal(flagged, flags);
 	assert_true(n >= flagged);
 	assert_int_equal(undecided_has(d, idx, flagged, REPORT_SELF, name) >= 0, 1);
 	assert_undecided_items(d, idx, n, flagged);
