@@ -3,7 +3,7 @@
 
     bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K] [--interleave K]
                           [--trials-scale F] [--scale F] [--hz N] [--keep DIR] [--json FILE]
-                          [--workload workload|workload2|workload3] [--head-runs N|auto]
+                          [--workload workload|workload2|workload3|workload4] [--head-runs N|auto]
 
 (bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
 
@@ -15,8 +15,8 @@ PR branch it profiles heads: identical code (A/A), identical code with a CPU hog
 core during the head run (a noisy neighbour), one function made X % slower (a steady 5 %
 function, crc32_loop, and a steady 20 % one, horner_poly), one test made 10 % slower (a test of
 steady loops, test_checksums, and one of swinging parsing code, test_parse), and everything
-15 % slower (the names are the workload's; --workload workload2 and --workload workload3 run
-a second and a third suite of other shapes, each with its own planted.json, that the
+15 % slower (the names are the workload's; --workload workload2, workload3 and workload4 run
+a second, a third and a fourth suite of other shapes, each with its own planted.json, that the
 statistics were never tuned on). Each head
 is judged with
 `ciprof report --base main --format json --fail-on-regression` at ciprof's shipped defaults.
@@ -230,8 +230,8 @@ def main():
                          "most 3 times, as the CI templates' runs: auto")
     ap.add_argument("--workload", default="workload",
                     help="the suite: a folder of bench/verdicts with a CMake project and its "
-                         "planted.json (default workload; workload2 and workload3 are suites "
-                         "of other shapes, never tuned on)")
+                         "planted.json (default workload; workload2, workload3 and workload4 are "
+                         "suites of other shapes, never tuned on)")
     a = ap.parse_args()
     wl = os.path.join(HERE, a.workload)
     if not os.path.isfile(os.path.join(wl, "planted.json")):
