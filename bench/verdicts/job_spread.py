@@ -5,33 +5,28 @@ base branch's history, before one head of a kept bench/verdicts run.
     bench/verdicts/job_spread.py DIR HEAD CIPROF FUNCTION...
 
 DIR is what `run.py --head-runs 3 --keep DIR` left. For each FUNCTION, its log share of the
-run's samples (self samples over the run's, from `ciprof export --run ID --format folded`):
+run's samples (self samples over the run's, from `ciprof show RUN --format json`: shares.py):
 the variance over the 30 newest main runs stored before run HEAD, and the variance within the
 20 newest earlier jobs (runs of one commit and branch, at most 3 each, not HEAD's commit),
 pooled over them. docs/benchmarks.md ("A likeness of one job's runs learned from earlier jobs")
 reads these for the tried branch s35.
 """
 import collections
-import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from run import clean_env  # noqa: E402
+from shares import ciprof_json, run_counts  # noqa: E402
 
 
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__.split("\n\n")[1])
     repo, head, ciprof = os.path.join(sys.argv[1], "repo"), int(sys.argv[2]), sys.argv[3]
-    def cmd(*args):
-        return subprocess.run([ciprof, "-q", *args], cwd=repo, env=clean_env(), text=True,
-                              stdout=subprocess.PIPE, check=True).stdout
-    runs = json.loads(cmd("runs", "--format", "json", "--limit", "100000"))["runs"]
+    runs = ciprof_json(ciprof, repo, "runs", "--format", "json", "--limit", "100000")["runs"]
     runs.sort(key=lambda r: -r["id"])
     commit = {r["id"]: r["commit"] for r in runs}[head]
     jobs = collections.OrderedDict()
@@ -43,14 +38,9 @@ def main():
     cache = {}
     def log_share(run, fn):
         if run not in cache:
-            self_, total = collections.Counter(), 0
-            for line in cmd("export", "--run", str(run), "--format", "folded").splitlines():
-                stack, n = line.rsplit(" ", 1)
-                self_[stack.split(";")[-1]] += int(n)
-                total += int(n)
-            cache[run] = (self_, total)
-        self_, total = cache[run]
-        return math.log((self_[fn] + 0.5) / total)
+            cache[run] = run_counts(ciprof, repo, run, True)
+        counts = cache[run]
+        return math.log((counts.get(fn, 0) + 0.5) / sum(counts.values()))
     print(f"{len(main_runs)} main runs, {len(jobs)} earlier jobs ({sum(map(len, jobs))} runs) "
           f"before run {head}")
     for fn in sys.argv[4:]:

@@ -23,6 +23,21 @@ sys.path.insert(0, HERE)
 from run import clean_env  # noqa: E402
 
 
+def ciprof_json(ciprof, repo, *args):
+    """A ciprof command's JSON output, run in the kept repository."""
+    return json.loads(subprocess.run([ciprof, "-q", *args], cwd=repo, env=clean_env(), text=True,
+                                     stdout=subprocess.PIPE, check=True).stdout)
+
+
+def run_counts(ciprof, repo, run, function):
+    """{name: samples} of one run: its functions' self samples (function) or its tests'."""
+    if function:
+        rows = ciprof_json(ciprof, repo, "show", str(run), "--format", "json")["functions"]
+        return {x["name"]: x["self"] for x in rows}
+    rows = ciprof_json(ciprof, repo, "show", str(run), "--by", "test", "--format", "json")["tests"]
+    return {x["name"]: x["samples"] for x in rows}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
@@ -33,21 +48,12 @@ def main():
     a = ap.parse_args()
     repo = os.path.join(a.dir, "repo")
 
-    def cmd(*args):
-        return json.loads(subprocess.run([a.ciprof, "-q", *args], cwd=repo, env=clean_env(),
-                                         text=True, stdout=subprocess.PIPE, check=True).stdout)
-
     def share(run):
-        if a.function:
-            rows = cmd("show", str(run), "--format", "json")["functions"]
-            counts = {x["name"]: x["self"] for x in rows}
-        else:
-            rows = cmd("show", str(run), "--by", "test", "--format", "json")["tests"]
-            counts = {x["name"]: x["samples"] for x in rows}
+        counts = run_counts(a.ciprof, repo, run, a.function)
         total = sum(counts.values())
         return 100 * counts.get(a.name, 0) / total if total else 0
 
-    runs = cmd("runs", "--format", "json", "--limit", "100000")["runs"]
+    runs = ciprof_json(a.ciprof, repo, "runs", "--format", "json", "--limit", "100000")["runs"]
     heads = json.load(open(os.path.join(a.dir, "heads.json")))
     job = {(r["commit"], r["branch"]): [] for r in runs}
     for r in runs:
