@@ -187,6 +187,13 @@ run_capture smd "$CIPROF" report --db "$DB" --base main
 expect_grep "the Markdown says findings must repeat" "$TMP/smd.out" \
 	"**2 runs of this commit:** with 12 base-branch runs, an item is flagged only if each of them flags it ("
 expect_grep "... and how many did not repeat" "$TMP/smd.out" " this run flagged did not repeat), and a regression"
+# A calm run flags nothing: no further run, and --need-run says why.
+pr_branch pr/calm
+import_head "$SGEN/head-aa.pb" pr/calm
+run_capture scalm "$CIPROF" report --db "$DB" --base main --need-run
+expect_rc "12 history runs, a calm run: --need-run asks no further run" 1 scalm
+expect_grep "--need-run says nothing is flagged and runs are not combined" "$TMP/scalm.err" \
+	"nothing is flagged, and with 12 base-branch runs (fewer than 20) runs of one commit are not combined"
 pr_branch pr/slow
 import_head "$SGEN/head.pb" pr/slow
 import_head "$SGEN/head2.pb" pr/slow
