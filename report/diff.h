@@ -245,17 +245,16 @@ void report_diff_free(struct report_diff *d);
 /*
  * What another run of the head's commit could decide (ciprof report --need-run): the
  * items this report flags (regressions, then improvements), which a further run confirms or
- * takes back, and the judged
- * items that got slower by at least min_change that max_runs runs could make significant
- * though the runs so far do not. The latter: each item's worst p over the runs so far (its
- * combined p undone: report_diff_new_confirmed) raised to max_runs / (1 + (max_runs - 1) rho),
- * as if every further run moved it at least as far, then Benjamini-Hochberg's step-up in its
- * family (tests, functions) over those best cases with the family's flagged items counted
- * ahead of them. A change a few more runs cannot make significant even then is not worth the
- * CI time. With a history shorter than STATS_TAIL_SCALE_MIN_RUNS runs (runs of one commit are
- * not combined then) only the flagged items: each further run must flag them too. Nothing
- * when the report already asked max_runs runs. Fills idx (room for d->nitems) with the items'
- * indices and returns how many; *flagged of them (the first ones) are flagged.
+ * takes back, and the judged items that got slower by at least min_change that max_runs runs
+ * could make significant though the runs so far do not. The latter: each item's worst p over
+ * the runs so far (its combined p undone: report_diff_new_confirmed) raised to
+ * max_runs / (1 + (max_runs - 1) rho), as if every further run moved it at least as far, then
+ * Benjamini-Hochberg's step-up in its family (tests, functions) over those best cases with the
+ * family's flagged items counted ahead of them. A change a few more runs cannot make significant
+ * even then is not worth the CI time. With a history shorter than STATS_TAIL_SCALE_MIN_RUNS runs
+ * (runs of one commit are not combined then) only the flagged items: each further run must flag
+ * them too. Nothing when the report already asked max_runs runs. Fills idx (room for d->nitems)
+ * with the items' indices and returns how many; *flagged of them (the first ones) are flagged.
  */
 size_t report_diff_undecided(const struct report_diff *d, size_t max_runs, size_t *idx,
                              size_t *flagged);
