@@ -167,6 +167,14 @@ int report_json(const struct report *r, struct strbuf *out)
 		 * of that and chance, and back to it (0: not checked) */
 		json_object_set_new(sum, "head_median_z", jnum(d->head_median_z));
 		json_object_set_new(sum, "history_median_z", jnum(d->history_spread));
+		/* the largest median of a history run not itself in a slow spell; with other
+		 * runs of the head's code, the median |z| of the functions' mean over the runs
+		 * (0: not checked), and whether they moved together beyond the history (a slow
+		 * spell lasting them: each widened to the ordinary runs' median, combined as
+		 * their least significant one; docs/report.md, step 7) */
+		json_object_set_new(sum, "history_ordinary_median_z", jnum(d->history_ordinary));
+		json_object_set_new(sum, "job_median_z", jnum(d->job_median_z));
+		json_object_set_new(sum, "job_spell", json_boolean(d->job_spell));
 		/* how far the whole suite moves run to run in the history (its log CPU level's
 		 * standard deviation), and the spread per item added because this head's move
 		 * went beyond it (0: none) */

@@ -669,7 +669,14 @@ static void method_line(struct strbuf *o, const struct report_diff *d)
 				            d->unrepeated);
 			strbuf_addstr(o, ", and a regression fails the build only if each of them "
 			                 "fails it");
-		} else
+		} else if (d->job_spell)
+			strbuf_addstr(
+			        o, "they moved together beyond anything their history shows: "
+			           "many functions moved in every run, as a slow spell of the "
+			           "machine that lasts them does. So each is judged against its "
+			           "history's ordinary runs, and a finding is one that the least "
+			           "certain of them shows alone");
+		else
 			strbuf_addstr(o, "a finding is one that each of them shows");
 		strbuf_addstr(o, " (this run's figures; also run");
 		for (size_t i = 0; i + 1 < d->confirm_runs; i++)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/strbuf.h"
 #include "report/report.h"
 #include "test_report_synth.h"
 
@@ -662,6 +663,114 @@ static void test_undecided(void **state)
 	jumpy_release(&j);
 }
 
+/* head compared with base as confirmed() does, with two other runs of its commit. */
+static struct report_diff *confirmed3(const struct profile *base, struct profile *const *runs,
+                                      const struct profile *head, const struct profile *p1,
+                                      const struct profile *p2)
+{
+	struct report_options o;
+	report_options_init(&o);
+	struct report_diff *dp[2], *d;
+	report_diff_new(&dp[0], base, HIST, runs, HIST, p1, &o);
+	report_diff_new(&dp[1], base, HIST, runs, HIST, p2, &o);
+	int64_t ids[2] = {7, 8};
+	report_diff_new_confirmed(&d, base, HIST, runs, HIST, head, dp, ids, 2, &o);
+	report_diff_free(dp[0]);
+	report_diff_free(dp[1]);
+	return d;
+}
+
+/* s with a slow spell of the machine: each function slowed or sped by its own factor
+ * (log-normal, spread sd, their weighted mean 1: the suite as a whole about as fast). */
+static struct synth spell_of(const struct synth *s, struct rng *r, double sd)
+{
+	struct synth t = *s;
+	double lf[SYN_NFUNCS], mean = 0;
+	for (int i = 0; i < SYN_NFUNCS; i++) {
+		lf[i] = sd * rng_normal(r);
+		mean += s->weight[i] * lf[i];
+	}
+	for (int i = 0; i < SYN_NFUNCS; i++)
+		t.factor[i] *= exp(lf[i] - mean);
+	return t;
+}
+
+#ifndef SEED
+#define SEED 9001
+#endif
+/*
+ * A slow spell of the machine (another tenant of the host) that lasts a CI job's three runs of
+ * one commit: each function slowed or sped by its own amount (10 % a function), the same in
+ * every run. One run of the history met a milder spell, so the head's runs are no noisier than
+ * the history's noisiest by deflate's margin; but every one of them is noisier than the
+ * history's ordinary runs, and together they agree on many functions' moves. The job is taken
+ * as a spell (job_spell): its runs are widened to the ordinary runs' spread and combined as
+ * their least significant, and nothing is flagged. Three calm runs of a 5 % function made 30 %
+ * slower are not a spell, and the function is a regression that fails the build.
+ */
+static void test_spell_job(void **state)
+{
+	(void)state;
+	struct synth base;
+	synth_init(&base, 10, 999);
+	base.jitter = 0.02;
+	base.efficiency = 0.3;
+	struct rng r = {SEED};
+	struct profile *runs[HIST], *merged;
+	struct synth spell = spell_of(&base, &r, 0.08);
+	synth_base_with(&base, &spell, 10, &r, HIST, runs, &merged);
+	struct synth head = spell_of(&base, &r, 0.1);
+	struct profile *h[3];
+	for (int i = 0; i < 3; i++)
+		h[i] = synth_run(&head, &r, 1.0);
+	struct report_diff *d = confirmed3(merged, runs, h[0], h[1], h[2]);
+	assert_int_equal(d->confirm_runs, 3);
+	assert_true(d->head_median_z > d->history_ordinary);
+	assert_true(d->job_median_z > d->history_spread);
+	assert_true(d->job_spell);
+	assert_true(d->head_spread > 0);
+	assert_int_equal(d->nregressed, 0);
+	assert_int_equal(d->ngating, 0);
+	assert_true(d->verdict != REPORT_REGRESSED);
+	/* The comment says why its runs were not combined as agreeing runs. */
+	struct report_baseline b;
+	report_baseline_init(&b);
+	b.n = HIST;
+	b.at_merge_base = 1;
+	struct run_meta m;
+	run_meta_init(&m);
+	m.id = 9;
+	struct report rep = {.head = &m, .base = &b, .diff = d};
+	struct strbuf md = STRBUF_INIT;
+	assert_int_equal(report_markdown(&rep, &md, 65536), 0);
+	assert_non_null(strstr(md.buf, "**3 runs of this commit:** they moved together beyond "
+	                               "anything their history shows"));
+	strbuf_release(&md);
+	run_meta_release(&m);
+	report_baseline_release(&b);
+	report_diff_free(d);
+	for (int i = 0; i < 3; i++)
+		profile_free(h[i]);
+
+	head = base;
+	int f5 = synth_func_near(&base, 0.05);
+	char name[32];
+	snprintf(name, sizeof(name), "f_%02d", f5);
+	head.factor[f5] = 1.3;
+	for (int i = 0; i < 3; i++)
+		h[i] = synth_run(&head, &r, 1.0);
+	d = confirmed3(merged, runs, h[0], h[1], h[2]);
+	assert_false(d->job_spell);
+	assert_int_equal(cmp_of(d, REPORT_SELF, name)->kind, REPORT_REGRESSION);
+	assert_true(cmp_of(d, REPORT_SELF, name)->gates);
+	report_diff_free(d);
+	for (int i = 0; i < 3; i++)
+		profile_free(h[i]);
+	for (size_t i = 0; i < HIST; i++)
+		profile_free(runs[i]);
+	profile_free(merged);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -675,6 +784,7 @@ int main(void)
 	        cmocka_unit_test(test_renamed_program),
 	        cmocka_unit_test(test_confirm_runs),
 	        cmocka_unit_test(test_undecided),
+	        cmocka_unit_test(test_spell_job),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -190,19 +190,26 @@ static struct profile *synth_run(const struct synth *s, struct rng *r, double sc
 	return p;
 }
 
-/* k base runs merged (like the store's segment tree would) into *merged. */
-static void synth_base(const struct synth *s, struct rng *r, size_t k, struct profile **runs,
-                       struct profile **merged)
+/* k base runs merged (like the store's segment tree would) into *merged; run odd_at drawn
+ * from odd instead when odd is not NULL. */
+static void synth_base_with(const struct synth *s, const struct synth *odd, size_t odd_at,
+                            struct rng *r, size_t k, struct profile **runs, struct profile **merged)
 {
 	*merged = profile_new();
 	for (size_t i = 0; i < k; i++) {
-		runs[i] = synth_run(s, r, 1.0);
+		runs[i] = synth_run(odd && i == odd_at ? odd : s, r, 1.0);
 		profile_merge(*merged, runs[i]);
 		(*merged)->stats.samples += runs[i]->stats.samples;
 		(*merged)->stats.cpu_seconds += runs[i]->stats.cpu_seconds;
 	}
 	(*merged)->stats.hz = runs[0]->stats.hz;
 	(*merged)->stats.period_ns = runs[0]->stats.period_ns;
+}
+
+static void synth_base(const struct synth *s, struct rng *r, size_t k, struct profile **runs,
+                       struct profile **merged)
+{
+	synth_base_with(s, NULL, 0, r, k, runs, merged);
 }
 
 #endif
