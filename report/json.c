@@ -170,7 +170,7 @@ int report_json(const struct report *r, struct strbuf *out)
 		/* the largest median of a history run not itself in a slow spell; with other
 		 * runs of the head's code, the median |z| of the functions' mean over the runs
 		 * (0: not checked), and whether they moved together beyond the history (a slow
-		 * spell lasting them: each widened to the ordinary runs' median, combined as
+		 * spell lasting them: each widened down to that median, combined as
 		 * their least significant one; docs/report.md, step 7) */
 		json_object_set_new(sum, "history_ordinary_median_z", jnum(d->history_ordinary));
 		json_object_set_new(sum, "job_median_z", jnum(d->job_median_z));
