@@ -59,8 +59,12 @@
  *                             in two tests (test_audio and test_resample)
  *   FUNC20   = bn_mul_school  a steady 32x32-limb schoolbook multiply (registers and L1),
  *                             about 21 %, in three tests, under bn_mulmod and recursion
- *   TEST10   = test_fft       steady floating-point loops (window, bit reversal, butterflies,
- *                             power spectrum), about 10 %; neither planted function is in it
+ *   TEST10   = test_fft       floating-point loops (window, bit reversal, butterflies,
+ *                             power spectrum), about 10 %; neither planted function is in it.
+ *                             Written as the steady test, it is not: over 56 main runs of a
+ *                             bench session its share had a median of 9.7 % and 10 runs at
+ *                             10.7-13.5 %, and ciprof report judges it swinging (noise_cv
+ *                             0.10; docs/benchmarks.md, "workload4's tests")
  *   TEST10S  = test_wordfreq  swinging malloc- and libc-heavy code (a chained hash map of
  *                             malloc'd nodes, strspn/strcspn, memcmp, qsort with strcmp),
  *                             about 10 %
