@@ -129,8 +129,11 @@ def main():
                 st[key] += s[key]
             if a.verbose and s["flags"]:
                 hist = r.get("summary", {}).get("history_runs")
+                # the runs the report judged together (a runs: auto session's head may
+                # have two or three of its commit even without --adaptive)
+                judged = 1 + len(r.get("summary", {}).get("confirming_runs") or [])
                 print(f"  [{k}] head {h['id']} {h['scenario']} ({hist} history runs, "
-                      f"{used} run{'s' if used > 1 else ''}"
+                      f"{judged} run{'s' if judged > 1 else ''}"
                       f"{', build failed' if s['fail'] else ''}"
                       f"{', advisory: a busy head' if s['busy'] else ''}): "
                       f"{', '.join(s['flags'])}", flush=True)
