@@ -511,6 +511,44 @@ static void confirm_p(struct report_diff *d, struct report_diff *const *peers, s
 	}
 }
 
+/*
+ * What the report could have seen (report_cmp.detectable): for each item judged by the
+ * log-ratio test, the smallest slowdown that would have been significant as its family's only
+ * finding: the change whose p, on the item's variance (the head's widening included) and its
+ * tail, is alpha / m (m: the tested items of its family, Benjamini-Hochberg's first bar), every
+ * run of the head's commit showing it as far when they are combined (npeers > 0: the p each
+ * run needs is that bar to the power 1 / confirm_power), and at least --min-change. "Nothing
+ * flagged" then reads with what each item would have had to move. Several changes at once
+ * lower the bar for all of them (BH's higher ranks).
+ */
+static void detectable(struct report_diff *d, size_t npeers)
+{
+	size_t m[2] = {0, 0};
+	for (size_t i = 0; i < d->nitems; i++)
+		m[d->items[i].measure == REPORT_TEST] += (size_t)d->items[i].cmp.tested;
+	double k = (double)(npeers + 1);
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_cmp *c = &d->items[i].cmp;
+		c->detectable = 0;
+		if (!c->tested || !c->ratio_test || !(c->stat_v > 0))
+			continue;
+		double bar = d->opts.alpha / (double)m[d->items[i].measure == REPORT_TEST];
+		double p = npeers ? pow(bar, 1 / confirm_power(c, k, d->job_spell)) : bar;
+		/* ratio_p undone: the t whose two-sided tail is p, bisected */
+		double dof = fmin(c->stat_dof, d->group_dof[c->tail]), lo = 0, hi = 1e3;
+		for (int it = 0; it < 100; it++) {
+			double mid = (lo + hi) / 2;
+			if (stats_t_sf2(mid, dof) > p)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		double t = hi * d->group_scale[c->tail] * c->tail_scale;
+		c->detectable =
+		        fmax(d->opts.min_change, expm1(t * sqrt(c->stat_v + d->head_spread)));
+	}
+}
+
 /* The head's spread checked (deflate), every run of its code asked (confirm_p, npeers > 0),
  * then BH (mark). */
 static void judge(struct report_diff *d, struct report_diff *const *peers, size_t npeers)
@@ -1225,6 +1263,7 @@ void report_diff_new_confirmed(struct report_diff **out, const struct profile *b
 			not_judged(&d->items[d->nitems - 1].cmp, REPORT_NOT_CODE);
 	}
 	judge(d, peers, npeers);
+	detectable(d, npeers);
 
 	if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
 		unrepeated(d, gate_peers, ngate);

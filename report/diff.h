@@ -98,6 +98,9 @@ struct report_cmp {
 	double tail_scale; /* and its own scale within it (stats_tail_scales; 1: none) */
 	double jump;       /* its history's farthest deviation in robust standard deviations
 	                      (stats_noise.jump; 0: not measured) */
+	double detectable; /* the smallest slowdown this report could have flagged in it as its
+	                      family's only finding (detectable in diff.c; 0: not judged by the
+	                      log-ratio test, or an A/B comparison) */
 	int tested;        /* judged: share >= min_share on one side, and not an attribution change
 	                      (a test new, gone, or "(outside tests)" when tests were attributed)
 	                      nor a frame ciprof makes */

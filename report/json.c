@@ -46,6 +46,10 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 		static const char *const tails[STATS_TAIL_GROUPS] = {"steady", "swinging", "clean"};
 		json_object_set_new(o, "tail", json_string(tails[c->tail]));
 		json_object_set_new(o, "history_jump", c->jump > 0 ? jnum(c->jump) : json_null());
+		/* the smallest slowdown this report could have flagged in it (null: not judged
+		 * by the log-ratio test) */
+		json_object_set_new(o, "detectable_change",
+		                    c->detectable > 0 ? jnum(c->detectable) : json_null());
 		/* a regression that may fail the build (report_cmp.gates) */
 		if (c->kind == REPORT_REGRESSION)
 			json_object_set_new(o, "gates", json_boolean(c->gates));

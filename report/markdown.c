@@ -131,6 +131,65 @@ static void add_seconds(struct strbuf *o, double s)
 		strbuf_addf(o, "%.1f s", s);
 }
 
+/* The detectable slowdowns (report_cmp.detectable) of the judged tests (tests), or of the
+ * functions' self times holding at least 1 % of a side's samples, into v; returns how many. */
+static size_t detectable_of(const struct report_diff *d, int tests, double *v)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->nitems; i++) {
+		const struct report_item *it = &d->items[i];
+		const struct report_cmp *c = &it->cmp;
+		int kind = tests ? it->measure == REPORT_TEST
+		                 : it->measure == REPORT_SELF &&
+		                           fmax(c->base_share, c->head_share) >= 0.01;
+		if (kind && c->detectable > 0)
+			v[n++] = c->detectable;
+	}
+	return n;
+}
+
+static void add_detectable_kind(struct strbuf *o, double *v, size_t n, const char *what,
+                                const char *among)
+{
+	double lo = v[0], hi = v[0];
+	for (size_t i = 1; i < n; i++) {
+		lo = fmin(lo, v[i]);
+		hi = fmax(hi, v[i]);
+	}
+	strbuf_addf(o, "%s slowed by %.0f %% or more (the median of %zu %s; %.0f %% to ", what,
+	            100 * stats_median(v, n), n, among, 100 * lo);
+	if (hi > 1)
+		strbuf_addstr(o, "over 100 %)");
+	else
+		strbuf_addf(o, "%.0f %%)", 100 * hi);
+}
+
+/* One line: the slowdowns this report could have flagged, so that "nothing flagged" reads with
+ * what each item would have had to move (detectable in diff.c). */
+static void add_detectable(struct strbuf *o, const struct report_diff *d)
+{
+	double *vt = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*vt)));
+	double *vf = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*vf)));
+	size_t nt = detectable_of(d, 1, vt), nf = detectable_of(d, 0, vf);
+	if (nt || nf) {
+		strbuf_addstr(o, "<sub>**What this report could see:** ");
+		if (d->confirm_runs > 1 && d->history_runs >= STATS_TAIL_SCALE_MIN_RUNS)
+			strbuf_addf(o, "with the %zu runs of this commit, ", d->confirm_runs);
+		if (nt)
+			add_detectable_kind(o, vt, nt, "a test", "judged tests");
+		if (nt && nf)
+			strbuf_addstr(o, "; ");
+		if (nf)
+			add_detectable_kind(o, vf, nf, "a function's self time",
+			                    "functions holding 1 % or more");
+		strbuf_addstr(o,
+		              ", each as the only change. Smaller changes pass as noise here; "
+		              "more runs of the commit, or ciprof ab, see smaller ones.</sub>\n\n");
+	}
+	free(vt);
+	free(vf);
+}
+
 static int is_gone(const struct report_cmp *c)
 {
 	return !(c->head_count > 0) && c->base_count > 0;
@@ -657,6 +716,8 @@ static void method_line(struct strbuf *o, const struct report_diff *d)
 		            "An item is flagged when it moved at least %.2g %% with q ≤ %.2g (too "
 		            "few functions, %zu, for a suite-wide factor).</sub>\n\n",
 		            100 * d->opts.min_change, d->opts.alpha, d->scale_functions);
+	if (!d->ab)
+		add_detectable(o, d);
 	if (d->confirm_runs > 1) {
 		strbuf_addf(o, "<sub>**%zu runs of this commit:** ", d->confirm_runs);
 		if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS) {

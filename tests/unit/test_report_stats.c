@@ -1587,6 +1587,71 @@ static void test_widened_to_history_bar(void **state)
 	assert_true(widened >= 4);
 }
 
+/*
+ * The smallest slowdown a report could have flagged in each item (report_cmp.detectable, the
+ * "What this report could see" line): a 5 % function made 0 to 60 % slower against 30 history
+ * runs is flagged when its change is beyond its detectable change and not when well below it
+ * (within the bar's give when its callers' totals are flagged with it, which BH lets pass at a
+ * higher rank), and every judged item has one of at least --min-change.
+ */
+static void test_detectable(void **state)
+{
+	(void)state;
+	struct synth s;
+	synth_init(&s, 10, 999);
+	s.jitter = 0.02;
+	s.efficiency = 0.3;
+	int f = synth_func_near(&s, 0.05);
+	if (f % 3 == 0)
+		f++; /* a function without a callee */
+	char name[16];
+	snprintf(name, sizeof(name), "f_%02d", f);
+	size_t above = 0, below = 0;
+	for (int step = 0; step <= 12; step++) {
+		struct synth h = s;
+		h.factor[f] = 1 + 0.05 * step;
+		struct rng r = {(uint64_t)step * 7717 + 3};
+		struct profile *hist[30], *merged = profile_new();
+		for (size_t i = 0; i < 30; i++)
+			hist[i] = synth_run(&s, &r, 1.0);
+		for (size_t i = 0; i < 5; i++) {
+			profile_merge(merged, hist[i]);
+			profile_stats_add(&merged->stats, &hist[i]->stats);
+		}
+		profile_stats_finish(&merged->stats);
+		struct profile *head = synth_run(&h, &r, 1.0);
+		struct report_options o;
+		report_options_init(&o);
+		struct report_diff *d;
+		report_diff_new(&d, merged, 5, hist, 30, head, &o);
+		const struct report_cmp *c = NULL;
+		for (size_t i = 0; i < d->nitems; i++) {
+			const struct report_cmp *x = &d->items[i].cmp;
+			if (x->tested && x->ratio_test)
+				assert_true(x->detectable >= o.min_change);
+			if (d->items[i].measure == REPORT_SELF && !strcmp(d->items[i].name, name))
+				c = x;
+		}
+		assert_non_null(c);
+		if (c->change >= 1.1 * c->detectable) {
+			assert_true(c->significant);
+			above++;
+		} else if (c->change <= 0.8 * c->detectable) {
+			assert_false(c->significant);
+			below++;
+		}
+		report_diff_free(d);
+		for (size_t i = 0; i < 30; i++)
+			profile_free(hist[i]);
+		profile_free(merged);
+		profile_free(head);
+	}
+	print_message("detectable: %zu heads beyond their function's detectable change (flagged), "
+	              "%zu well below it (not)\n",
+	              above, below);
+	assert_true(above >= 3 && below >= 3);
+}
+
 static void test_normal_quantile2(void **state)
 {
 	(void)state;
@@ -1631,6 +1696,7 @@ int main(void)
 	        cmocka_unit_test(test_quiet_head_uncapped),
 	        cmocka_unit_test(test_tests_and_functions_apart),
 	        cmocka_unit_test(test_widened_to_history_bar),
+	        cmocka_unit_test(test_detectable),
 	        cmocka_unit_test(test_levels_follow_steady),
 	        cmocka_unit_test(test_log_ratio_test),
 	        cmocka_unit_test(test_aa_flags_nothing),
