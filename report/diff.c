@@ -543,9 +543,11 @@ static void detectable(struct report_diff *d, size_t npeers)
 			else
 				hi = mid;
 		}
-		double t = hi * d->group_scale[c->tail] * c->tail_scale;
-		c->detectable =
-		        fmax(d->opts.min_change, expm1(t * sqrt(c->stat_v + d->head_spread)));
+		/* at most REPORT_DETECTABLE_MAX: an item that few degrees of freedom leave
+		 * unable to show any slowdown (the t beyond the bisection's 1e3) */
+		double y = hi * d->group_scale[c->tail] * c->tail_scale *
+		           sqrt(c->stat_v + d->head_spread);
+		c->detectable = fmax(d->opts.min_change, fmin(REPORT_DETECTABLE_MAX, expm1(y)));
 	}
 }
 

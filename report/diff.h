@@ -24,6 +24,8 @@ struct report_options {
 #define REPORT_MIN_SHARE  0.005
 #define REPORT_ALPHA      0.001
 #define REPORT_BASE_RUNS  5
+/* The largest detectable change reported (report_cmp.detectable): +100,000 %, "none". */
+#define REPORT_DETECTABLE_MAX 1e3
 /* Run-to-run spread beyond sampling noise (the variance of log time per run, about the squared
  * CV): assumed when there is no history to learn it from, a floor when learned. */
 #define REPORT_MIN_EXTRA_VARIANCE    1e-4   /* 1 % */

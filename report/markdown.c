@@ -156,8 +156,13 @@ static void add_detectable_kind(struct strbuf *o, double *v, size_t n, const cha
 		lo = fmin(lo, v[i]);
 		hi = fmax(hi, v[i]);
 	}
-	strbuf_addf(o, "%s slowed by %.0f %% or more (the median of %zu %s; %.0f %% to ", what,
-	            100 * stats_median(v, n), n, among, 100 * lo);
+	double med = stats_median(v, n);
+	if (med > 10)
+		strbuf_addf(o, "%s slowed by more than 1000 %% (the median of %zu %s; %.0f %% to ",
+		            what, n, among, 100 * lo);
+	else
+		strbuf_addf(o, "%s slowed by %.0f %% or more (the median of %zu %s; %.0f %% to ",
+		            what, 100 * med, n, among, 100 * lo);
 	if (hi > 1)
 		strbuf_addstr(o, "over 100 %)");
 	else

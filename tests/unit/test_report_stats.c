@@ -1628,7 +1628,8 @@ static void test_detectable(void **state)
 		for (size_t i = 0; i < d->nitems; i++) {
 			const struct report_cmp *x = &d->items[i].cmp;
 			if (x->tested && x->ratio_test)
-				assert_true(x->detectable >= o.min_change);
+				assert_true(x->detectable >= o.min_change &&
+				            x->detectable <= REPORT_DETECTABLE_MAX);
 			if (d->items[i].measure == REPORT_SELF && !strcmp(d->items[i].name, name))
 				c = x;
 		}
@@ -1646,6 +1647,38 @@ static void test_detectable(void **state)
 		profile_free(merged);
 		profile_free(head);
 	}
+	/* Two history runs whose times swing by a factor of e: the spreads rest on one degree of
+	 * freedom, some bars are beyond any plausible slowdown, and every one is a number at
+	 * most REPORT_DETECTABLE_MAX (no infinity for JSON to turn into null). */
+	s.jitter = 1.0;
+	struct rng r2 = {99};
+	struct profile *h2[2], *m2 = profile_new();
+	for (size_t i = 0; i < 2; i++) {
+		h2[i] = synth_run(&s, &r2, 1.0);
+		profile_merge(m2, h2[i]);
+		profile_stats_add(&m2->stats, &h2[i]->stats);
+	}
+	profile_stats_finish(&m2->stats);
+	struct profile *hd = synth_run(&s, &r2, 1.0);
+	struct report_options o2;
+	report_options_init(&o2);
+	struct report_diff *d2;
+	report_diff_new(&d2, m2, 2, h2, 2, hd, &o2);
+	size_t capped = 0;
+	for (size_t i = 0; i < d2->nitems; i++) {
+		const struct report_cmp *x = &d2->items[i].cmp;
+		if (x->tested && x->ratio_test)
+			assert_true(isfinite(x->detectable) && x->detectable >= o2.min_change &&
+			            x->detectable <= REPORT_DETECTABLE_MAX);
+		capped += x->detectable == REPORT_DETECTABLE_MAX;
+	}
+	print_message("two history runs swinging e-fold: %zu bars capped\n", capped);
+	assert_true(capped > 0);
+	report_diff_free(d2);
+	for (size_t i = 0; i < 2; i++)
+		profile_free(h2[i]);
+	profile_free(m2);
+	profile_free(hd);
 	print_message("detectable: %zu heads beyond their function's detectable change (flagged), "
 	              "%zu well below it (not)\n",
 	              above, below);
