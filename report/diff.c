@@ -534,18 +534,10 @@ static void detectable(struct report_diff *d, size_t npeers)
 			continue;
 		double bar = d->opts.alpha / (double)m[d->items[i].measure == REPORT_TEST];
 		double p = npeers ? pow(bar, 1 / confirm_power(c, k, d->job_spell)) : bar;
-		/* ratio_p undone: the t whose two-sided tail is p, bisected */
-		double dof = fmin(c->stat_dof, d->group_dof[c->tail]), lo = 0, hi = 1e3;
-		for (int it = 0; it < 100; it++) {
-			double mid = (lo + hi) / 2;
-			if (stats_t_sf2(mid, dof) > p)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		/* at most REPORT_DETECTABLE_MAX: an item that few degrees of freedom leave
-		 * unable to show any slowdown (the t beyond the bisection's 1e3) */
-		double y = hi * d->group_scale[c->tail] * c->tail_scale *
+		/* ratio_p undone; at most REPORT_DETECTABLE_MAX: an item that few degrees of
+		 * freedom leave unable to show any plausible slowdown */
+		double t = stats_t_quantile2(p, fmin(c->stat_dof, d->group_dof[c->tail]));
+		double y = t * d->group_scale[c->tail] * c->tail_scale *
 		           sqrt(c->stat_v + d->head_spread);
 		c->detectable = fmax(d->opts.min_change, fmin(REPORT_DETECTABLE_MAX, expm1(y)));
 	}

@@ -200,22 +200,6 @@ static double t_sf(double t, double df)
 	return t >= 0 ? p2 : 1 - p2;
 }
 
-/* The t quantile q with P(|T| > q) = p (bisection on the p-value; monotone). */
-static double t_crit(double p, double df)
-{
-	double lo = 0, hi = 1;
-	while (stats_t_sf2(hi, df) > p && hi < 1e6)
-		hi *= 2;
-	for (int i = 0; i < 100; i++) {
-		double mid = (lo + hi) / 2;
-		if (stats_t_sf2(mid, df) > p)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return hi;
-}
-
 void paired_judge(const struct paired *pa, const struct report_options *o, size_t max_rounds,
                   int final, struct paired_judgement *out)
 {
@@ -301,7 +285,7 @@ void paired_judge(const struct paired *pa, const struct report_options *o, size_
 		double df = (double)(R - 1);
 		double se = sqrt(fmax(var_emp, var_quant) / (double)R);
 		it->p = stats_t_sf2(est / se, df);
-		double crit = t_crit(out->alpha_look, df);
+		double crit = stats_t_quantile2(out->alpha_look, df);
 		it->lo = expm1(est - crit * se);
 		it->hi = expm1(est + crit * se);
 		/* Equivalence (two one-sided tests): the change is within the margin. */

@@ -210,6 +210,21 @@ double stats_normal_quantile2(double p)
 	return (lo + hi) / 2;
 }
 
+double stats_t_quantile2(double p, double dof)
+{
+	double lo = 0, hi = 1;
+	while (stats_t_sf2(hi, dof) > p && hi < 1e6)
+		hi *= 2;
+	for (int i = 0; i < 100; i++) {
+		double mid = (lo + hi) / 2;
+		if (stats_t_sf2(mid, dof) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
 /* The 99.9th percentile of chi-squared(d) / d (Wilson-Hilferty). */
 static double chi2_q999_ratio(double d)
 {

@@ -274,4 +274,8 @@ double stats_median(double *x, size_t n);
 /* The z with P(|Z| >= z) = p for a standard normal Z (two-sided), 0 < p <= 1. */
 double stats_normal_quantile2(double p);
 
+/* The t with P(|T| > t) = p for Student's t with dof degrees of freedom (two-sided;
+ * bisection on stats_t_sf2, at most about 1e6). */
+double stats_t_quantile2(double p, double dof);
+
 #endif

@@ -1687,6 +1687,24 @@ static void test_detectable(void **state)
 	assert_true(above >= 3 && below >= 3);
 }
 
+/* stats_t_quantile2 undoes stats_t_sf2 (paired_judge's and the detectable change's bars). */
+static void test_t_quantile2(void **state)
+{
+	(void)state;
+	const double ps[] = {0.5, 0.05, 1e-3, 1e-6, 1e-9};
+	const double dofs[] = {1, 3, 8, 30, INFINITY};
+	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+		for (size_t j = 0; j < sizeof(dofs) / sizeof(dofs[0]); j++) {
+			double t = stats_t_quantile2(ps[i], dofs[j]);
+			assert_true(t > 0);
+			if (t < 1e6) /* else beyond the bisection's reach (t(1) at 1e-9) */
+				assert_float_equal(stats_t_sf2(t, dofs[j]) / ps[i], 1, 1e-6);
+			else
+				assert_true(stats_t_sf2(t, dofs[j]) > ps[i]);
+		}
+	assert_float_equal(stats_t_quantile2(0.05, INFINITY), 1.959964, 1e-5);
+}
+
 static void test_normal_quantile2(void **state)
 {
 	(void)state;
@@ -1732,6 +1750,7 @@ int main(void)
 	        cmocka_unit_test(test_tests_and_functions_apart),
 	        cmocka_unit_test(test_widened_to_history_bar),
 	        cmocka_unit_test(test_detectable),
+	        cmocka_unit_test(test_t_quantile2),
 	        cmocka_unit_test(test_levels_follow_steady),
 	        cmocka_unit_test(test_log_ratio_test),
 	        cmocka_unit_test(test_aa_flags_nothing),
