@@ -803,27 +803,41 @@ struct hist_outcome {
 	unsigned tests_regressed; /* bit t: syn_tests[t] flagged as a regression */
 };
 
+/* The report CI makes of m history runs of base_truth (the first nb of them the baseline) and
+ * a head of head_truth, drawn from r in that order, with options o. */
+static struct report_diff *hist_diff(const struct synth *base_truth, const struct synth *head_truth,
+                                     struct rng *r, size_t m, size_t nb,
+                                     const struct report_options *o)
+{
+	struct profile *hist[32];
+	assert_true(m <= 32 && nb <= m);
+	for (size_t i = 0; i < m; i++)
+		hist[i] = synth_run(base_truth, r, 1.0);
+	struct profile *head = synth_run(head_truth, r, 1.0), *merged = profile_new();
+	for (size_t i = 0; i < nb; i++) {
+		profile_merge(merged, hist[i]);
+		profile_stats_add(&merged->stats, &hist[i]->stats);
+	}
+	profile_stats_finish(&merged->stats);
+	struct report_diff *d;
+	report_diff_new(&d, merged, nb, hist, m, head, o);
+	for (size_t i = 0; i < m; i++)
+		profile_free(hist[i]);
+	profile_free(head);
+	profile_free(merged);
+	return d;
+}
+
 /* As judge_hist, for a head run that measured itself quiet or not (report_options.head_quiet). */
 static struct hist_outcome judge_hist_q(const struct synth *base_truth,
                                         const struct synth *head_truth, uint64_t seed, size_t m,
                                         size_t nb, int planted, int quiet)
 {
 	struct rng r = {seed * 2654435761u + 17};
-	struct profile *hist[32];
-	assert_true(m <= 32);
-	for (size_t i = 0; i < m; i++)
-		hist[i] = synth_run(base_truth, &r, 1.0);
-	struct profile *head = synth_run(head_truth, &r, 1.0), *merged = profile_new();
-	for (size_t i = 0; i < nb; i++) {
-		profile_merge(merged, hist[i]);
-		profile_stats_add(&merged->stats, &hist[i]->stats);
-	}
-	profile_stats_finish(&merged->stats);
 	struct report_options opt;
 	report_options_init(&opt);
 	opt.head_quiet = quiet;
-	struct report_diff *d;
-	report_diff_new(&d, merged, nb, hist, m, head, &opt);
+	struct report_diff *d = hist_diff(base_truth, head_truth, &r, m, nb, &opt);
 	struct hist_outcome out = {.efficiency = d->efficiency,
 	                           .head_spread = d->head_spread,
 	                           .shift_spread = d->shift_variance,
@@ -846,10 +860,6 @@ static struct hist_outcome judge_hist_q(const struct synth *base_truth,
 			out.o.other_funcs++;
 	}
 	report_diff_free(d);
-	for (size_t i = 0; i < m; i++)
-		profile_free(hist[i]);
-	profile_free(head);
-	profile_free(merged);
 	return out;
 }
 
@@ -1613,19 +1623,9 @@ static void test_detectable(void **state)
 		struct synth h = s;
 		h.factor[f] = 1 + 0.05 * step;
 		struct rng r = {(uint64_t)step * 7717 + 3};
-		struct profile *hist[30], *merged = profile_new();
-		for (size_t i = 0; i < 30; i++)
-			hist[i] = synth_run(&s, &r, 1.0);
-		for (size_t i = 0; i < 5; i++) {
-			profile_merge(merged, hist[i]);
-			profile_stats_add(&merged->stats, &hist[i]->stats);
-		}
-		profile_stats_finish(&merged->stats);
-		struct profile *head = synth_run(&h, &r, 1.0);
 		struct report_options o;
 		report_options_init(&o);
-		struct report_diff *d;
-		report_diff_new(&d, merged, 5, hist, 30, head, &o);
+		struct report_diff *d = hist_diff(&s, &h, &r, 30, 5, &o);
 		const struct report_cmp *c = NULL;
 		for (size_t i = 0; i < d->nitems; i++) {
 			const struct report_cmp *x = &d->items[i].cmp;
@@ -1644,28 +1644,15 @@ static void test_detectable(void **state)
 			below++;
 		}
 		report_diff_free(d);
-		for (size_t i = 0; i < 30; i++)
-			profile_free(hist[i]);
-		profile_free(merged);
-		profile_free(head);
 	}
 	/* Two history runs whose times swing by a factor of e: the spreads rest on one degree of
 	 * freedom, some bars are beyond any plausible slowdown, and every one is a number at
 	 * most REPORT_DETECTABLE_MAX (no infinity for JSON to turn into null). */
 	s.jitter = 1.0;
 	struct rng r2 = {99};
-	struct profile *h2[2], *m2 = profile_new();
-	for (size_t i = 0; i < 2; i++) {
-		h2[i] = synth_run(&s, &r2, 1.0);
-		profile_merge(m2, h2[i]);
-		profile_stats_add(&m2->stats, &h2[i]->stats);
-	}
-	profile_stats_finish(&m2->stats);
-	struct profile *hd = synth_run(&s, &r2, 1.0);
 	struct report_options o2;
 	report_options_init(&o2);
-	struct report_diff *d2;
-	report_diff_new(&d2, m2, 2, h2, 2, hd, &o2);
+	struct report_diff *d2 = hist_diff(&s, &s, &r2, 2, 2, &o2);
 	size_t capped = 0;
 	for (size_t i = 0; i < d2->nitems; i++) {
 		const struct report_cmp *x = &d2->items[i].cmp;
@@ -1677,10 +1664,6 @@ static void test_detectable(void **state)
 	print_message("two history runs swinging e-fold: %zu bars capped\n", capped);
 	assert_true(capped > 0);
 	report_diff_free(d2);
-	for (size_t i = 0; i < 2; i++)
-		profile_free(h2[i]);
-	profile_free(m2);
-	profile_free(hd);
 	print_message("detectable: %zu heads beyond their function's detectable change (flagged), "
 	              "%zu well below it (not)\n",
 	              above, below);
