@@ -78,11 +78,25 @@ static void apply_sample(struct runner_session *s, const struct run_event *ev)
 		return; /* malformed: the backend counted it */
 	size_t n = proctree_resolve_chain(&s->tree, p, ips, (size_t)got, dsos, offsets);
 	uint32_t process = profile_intern_name(s->prof, p->name);
-	int weak;
-	uint32_t test = attrib_sample(&s->attrib, ev->pid, ev->tid, ev->time, &weak);
-	aggregator_add(&s->agg, test, weak, process, dsos, offsets, n, weight);
-	if (s->cpu.agg)
-		cputime_sample(&s->cpu, ev->pid, ev->tid, test, weak, process, ns);
+	/* A preload sample may stand for CPU time on both sides of a mark. */
+	struct attrib_part parts[ATTRIB_MAX_PARTS];
+	size_t nparts = attrib_sample_parts(&s->attrib, ev->pid, ev->tid, ev->time, weight, parts);
+	uint64_t ns_given = 0, w_given = 0;
+	for (size_t i = 0; i < nparts; i++) {
+		if (!parts[i].weight)
+			continue;
+		w_given += parts[i].weight;
+		uint64_t part_ns =
+		        w_given == weight
+		                ? ns - ns_given
+		                : (uint64_t)((double)ns * (double)parts[i].weight / (double)weight);
+		ns_given += part_ns;
+		aggregator_add(&s->agg, parts[i].test, parts[i].weak, process, dsos, offsets, n,
+		               parts[i].weight);
+		if (s->cpu.agg)
+			cputime_sample(&s->cpu, ev->pid, ev->tid, parts[i].test, parts[i].weak,
+			               process, part_ns);
+	}
 	s->samples += weight;
 	s->stacks++;
 	s->sampled_ns += ns;
@@ -101,6 +115,7 @@ static void apply_exit(struct runner_session *s, const struct run_event *ev)
 		             profile_intern_name(s->prof, p ? p->name : "[unknown]"));
 	}
 	proctree_exit(&s->tree, ev->pid, ev->tid);
+	attrib_thread_exit(&s->attrib, ev->tid);
 	if (ev->pid == ev->tid)
 		attrib_proc_exit(&s->attrib, ev->pid);
 }

@@ -374,12 +374,11 @@ static uint32_t window_test_at(struct attrib *a, uint64_t t)
 	return found;
 }
 
-uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *weak)
+/* The sources after thread marks: process marks, output-marker windows, TAP. */
+static uint32_t other_test_at(struct attrib *a, pid_t pid, uint64_t t, int *weak)
 {
+	uint32_t test = 0;
 	*weak = 0;
-	uint32_t test = tid_test_at(a, tid, t);
-	if (test)
-		return test;
 	int64_t i = proc_find(a, pid);
 	if (i >= 0 && a->proc_test[i])
 		return a->proc_test[i];
@@ -393,6 +392,79 @@ uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *
 		return ATTRIB_PENDING;
 	}
 	return test;
+}
+
+uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *weak)
+{
+	*weak = 0;
+	uint32_t test = tid_test_at(a, tid, t);
+	return test ? test : other_test_at(a, pid, t, weak);
+}
+
+void attrib_thread_exit(struct attrib *a, pid_t tid)
+{
+	struct attrib_tid *e = tid_get(a, tid, 0);
+	if (e)
+		e->last = 0;
+}
+
+size_t attrib_sample_parts(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, uint64_t weight,
+                           struct attrib_part *parts)
+{
+	struct attrib_tid *e = tid_get(a, tid, 0);
+	uint64_t t0 = e ? e->last : 0;
+	if (e && t > e->last)
+		e->last = t;
+	/* The thread's transitions after its previous sample, up to t: bounds[k] starts
+	 * segment k, whose thread test is tests[k]. */
+	uint64_t bounds[ATTRIB_MAX_PARTS];
+	uint32_t tests[ATTRIB_MAX_PARTS];
+	size_t nseg = 0;
+	if (e && weight > 1 && t0 && t0 < t) {
+		uint32_t cur = 0;
+		size_t i = 0;
+		for (; i < e->n && e->times[i] <= t0; i++)
+			cur = e->tests[i];
+		bounds[0] = t0;
+		tests[0] = cur;
+		nseg = 1;
+		for (; i < e->n && e->times[i] <= t && nseg < ATTRIB_MAX_PARTS; i++) {
+			if (e->tests[i] == tests[nseg - 1])
+				continue;
+			bounds[nseg] = e->times[i];
+			tests[nseg++] = e->tests[i];
+		}
+	}
+	int weak;
+	uint32_t last = attrib_sample(a, pid, tid, t, &weak);
+	if (nseg < 2) {
+		parts[0] = (struct attrib_part){last, weak, weight};
+		return 1;
+	}
+	/* The last segment runs to t, with attrib_sample's own answer (later changes that
+	 * did not fit fold into it). */
+	int other_weak;
+	uint32_t other = other_test_at(a, pid, t, &other_weak);
+	double span = (double)(t - t0);
+	uint64_t given = 0;
+	for (size_t k = 0; k < nseg; k++) {
+		uint64_t end = k + 1 < nseg ? bounds[k + 1] : t;
+		uint64_t upto =
+		        k + 1 < nseg ? (uint64_t)((double)weight * (double)(end - t0) / span + 0.5)
+		                     : weight;
+		if (upto > weight)
+			upto = weight;
+		parts[k].weight = upto > given ? upto - given : 0;
+		given += parts[k].weight;
+		if (k + 1 == nseg) {
+			parts[k].test = last;
+			parts[k].weak = weak;
+		} else {
+			parts[k].test = tests[k] ? tests[k] : other;
+			parts[k].weak = tests[k] ? 0 : other_weak;
+		}
+	}
+	return nseg;
 }
 
 /* ---- CTest ---- */

@@ -45,14 +45,17 @@ PY
 cat >"$TMP/marks.py" <<'PY'
 import os, threading, time
 fd = int(os.environ["CIPROF_CONTROL_FD"])
+def mark(what, tid, name):
+    # @TIME: the mark takes effect when it was made, however late ciprof reads it
+    os.write(fd, f"@{time.monotonic_ns()} {what} {tid} {name}\n".encode())
 def burn(name, seconds):
     tid = threading.get_native_id()
-    os.write(fd, f"begin {tid} {name}\n".encode())
+    mark("begin", tid, name)
     t0 = time.thread_time()
     x = 0
     while time.thread_time() - t0 < seconds:
         x += 1
-    os.write(fd, f"end {tid} {name}\n".encode())
+    mark("end", tid, name)
 t = threading.Thread(target=burn, args=("threaded", 0.4))
 t.start()
 burn("main_thread", 0.2)
@@ -71,8 +74,10 @@ a, b = float(s.get("threaded", 0)), float(s.get("main_thread", 0))
 # the run: python's start-up is the process's, outside the marks, and since the sampler counts
 # a process's CPU time from its start (the loader included) it was 53 % of a run on a loaded
 # machine (threaded 26.8 %, main_thread 19.8 %). Each mark holds at least 60 % of its
-# thread's time: a mark takes effect when ciprof reads it, and on a loaded machine threaded
-# held 0.312 s of its 0.4 s.
+# thread's time. The marks carry @TIME, and a sample standing for CPU time on both sides of a
+# mark is shared by wall time (docs/preload.md, Timers): with four busy loops on 2 CPUs the
+# CPU-time timers fire hundreds of ms of CPU apart, and before that sharing threaded held 0.18
+# to 0.26 s of its 0.4 s (0.40 s with it; bench/attribution/preload_thread_marks.sh).
 split = a / (a + b) if a + b > 0 else 0
 print(f"    threaded {a:.3f} s, main_thread {b:.3f} s: threaded holds {100 * split:.0f} % of the "
       f"marked time (expected about 67)")

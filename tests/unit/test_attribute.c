@@ -195,6 +195,61 @@ static void test_precedence_and_fork(void **state)
 	profile_free(p);
 }
 
+/* A preload sample standing for many periods of a thread's CPU time (its timer fired late on
+ * an overloaded machine) is shared between the tests its marks held since the thread's
+ * previous sample, by wall time; the weights add up; a part with no thread test takes the
+ * process's mark; a sample of weight 1, or the thread's first, is not split. */
+static void test_sample_parts(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	struct attrib a;
+	attrib_init(&a, p);
+	attrib_control_line(&a, "proc 100 procA", 0);
+	attrib_control_line(&a, "@1000 begin 100 one", 5000);
+	attrib_control_line(&a, "@2000 end 100 one", 5000);
+	attrib_control_line(&a, "@2500 begin 100 two", 5000);
+	struct attrib_part parts[ATTRIB_MAX_PARTS];
+	/* the thread's first sample: nothing to share with */
+	assert_int_equal(attrib_sample_parts(&a, 100, 100, 1500, 7, parts), 1);
+	assert_string_equal(profile_str(p, parts[0].test), "one");
+	assert_int_equal(parts[0].weight, 7);
+	/* (1500, 3500]: one 500, no thread test 500 (procA), two 1000 */
+	size_t n = attrib_sample_parts(&a, 100, 100, 3500, 20, parts);
+	assert_int_equal(n, 3);
+	assert_string_equal(profile_str(p, parts[0].test), "one");
+	assert_int_equal(parts[0].weight, 5);
+	assert_string_equal(profile_str(p, parts[1].test), "procA");
+	assert_int_equal(parts[1].weight, 5);
+	assert_string_equal(profile_str(p, parts[2].test), "two");
+	assert_int_equal(parts[2].weight, 10);
+	/* no change since: one part */
+	assert_int_equal(attrib_sample_parts(&a, 100, 100, 4000, 9, parts), 1);
+	assert_string_equal(profile_str(p, parts[0].test), "two");
+	/* weight 1 is never split, but still moves the thread's last sample on */
+	attrib_control_line(&a, "@4100 end 100 two", 5000);
+	assert_int_equal(attrib_sample_parts(&a, 100, 100, 4200, 1, parts), 1);
+	assert_string_equal(profile_str(p, parts[0].test), "procA");
+	/* weights that do not divide evenly still add up */
+	attrib_control_line(&a, "@4300 begin 100 three", 5000);
+	n = attrib_sample_parts(&a, 100, 100, 4500, 3, parts);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += parts[i].weight;
+	assert_int_equal(sum, 3);
+	assert_string_equal(profile_str(p, parts[n - 1].test), "three");
+	/* a thread that ended: the next one on its id starts afresh */
+	attrib_thread_exit(&a, 100);
+	assert_int_equal(attrib_sample_parts(&a, 100, 100, 4700, 8, parts), 1);
+	assert_string_equal(profile_str(p, parts[0].test), "three");
+	/* a thread never marked is never split */
+	assert_int_equal(attrib_sample_parts(&a, 100, 101, 4600, 50, parts), 1);
+	assert_string_equal(profile_str(p, parts[0].test), "procA");
+	assert_int_equal(parts[0].weight, 50);
+	attrib_release(&a);
+	profile_free(p);
+}
+
 /* A test's child running `ciprof exec-test NAME` keeps NAME when the runner reads the fork
  * that made it after the mark (the mark comes through a pipe, the fork through the sampling
  * ring): before, the fork gave it its parent's test, and a CTest test's inner exec-test lost
@@ -635,6 +690,7 @@ int main(void)
 	        cmocka_unit_test(test_timed_marks),
 	        cmocka_unit_test(test_tap_pending),
 	        cmocka_unit_test(test_precedence_and_fork),
+	        cmocka_unit_test(test_sample_parts),
 	        cmocka_unit_test(test_windows),
 	        cmocka_unit_test(test_markers),
 	        cmocka_unit_test(test_ctest),
