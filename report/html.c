@@ -234,6 +234,9 @@ static json_t *page_data(const struct report *r)
 		json_object_set_new(o, "head_seconds", jnum(it->cmp.head_seconds));
 		json_object_set_new(o, "change", jnum(report_raw_change(&it->cmp)));
 		json_object_set_new(o, "q", jnum(it->cmp.q));
+		json_object_set_new(o, "detectable",
+		                    it->cmp.detectable > 0 ? jnum(it->cmp.detectable)
+		                                           : json_null());
 		json_object_set_new(o, "result", json_string(result_word(&it->cmp)));
 		json_array_append_new(it->measure == REPORT_TEST ? tests : funcs, o);
 	}
@@ -295,7 +298,11 @@ static const char explore[] =
         "function)</option></select> <span id=\"sandwich-info\"></span></div>\n"
         "<div id=\"callers\" class=\"flame\"></div>\n"
         "<div id=\"callees\" class=\"flame\"></div>\n"
-        "<h4>Tests</h4>\n<table id=\"tests-table\" class=\"sortable\"></table>\n"
+        "<h4>Tests</h4>\n"
+        "<p><sub>Click a column's title to sort by it. could see: the smallest slowdown this "
+        "report would have flagged in the item had it been the only change (blank: not "
+        "judged by its history).</sub></p>\n"
+        "<table id=\"tests-table\" class=\"sortable\"></table>\n"
         "<h4>Functions</h4>\n<table id=\"functions-table\" class=\"sortable\"></table>\n"
         "</section>\n";
 

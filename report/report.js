@@ -336,6 +336,16 @@
 		if (r.change === null) return 'new';
 		return (r.change >= 0 ? '+' : '') + (100 * r.change).toFixed(1) + ' %';
 	}
+	/* The smallest slowdown the report would have flagged as the item's only change (JSON
+	 * detectable_change); none for items not judged by the log-ratio test. */
+	function detectableOf(r) {
+		return r.detectable === null ? Infinity : r.detectable;
+	}
+	function detectableCell(r) {
+		if (r.detectable === null) return '';
+		if (r.detectable > 10) return 'over +1000 %';
+		return '+' + (100 * r.detectable).toFixed(0) + ' %';
+	}
 	var common = [
 		{ title: 'base CPU (per run)', num: true, value: function (r) { return r.base_seconds; },
 			text: function (r) { return seconds(r.base_seconds); } },
@@ -344,6 +354,7 @@
 		{ title: 'change', num: true, value: changeOf, text: changeCell },
 		{ title: 'q', num: true, value: function (r) { return r.q; },
 			text: function (r) { return r.q.toPrecision(2); } },
+		{ title: 'could see', num: true, value: detectableOf, text: detectableCell },
 		{ title: 'result', value: function (r) { return r.result; } }
 	];
 

@@ -183,6 +183,27 @@ def run(d, path, shots):
     th[0].click()
     first = d.find_element(By.CSS_SELECTOR, "#functions-table tbody tr td button").text
     check("sorting by change puts work_hot first", first == "work_hot", first)
+    # 'could see': each judged function's detectable change from the data block, as a whole
+    # percentage; blank for items not judged.
+    data = d.execute_script(
+        "return JSON.parse(document.getElementById('ciprof-data').textContent).functions")
+    heads = [t.text for t in d.find_elements(By.CSS_SELECTOR, "#functions-table th")]
+    col = [i for i, h in enumerate(heads) if h.startswith("could see")]
+    check("the functions table has a 'could see' column", len(col) == 1, heads)
+    cells = {}
+    for row in d.find_elements(By.CSS_SELECTOR, "#functions-table tbody tr"):
+        tds = row.find_elements(By.TAG_NAME, "td")
+        cells.setdefault(tds[0].text, []).append(tds[col[0]].text)
+    want = {}
+    for f in data:
+        det = f["detectable"]
+        want.setdefault(f["name"], []).append(
+            "" if det is None else "over +1000 %" if det > 10 else f"+{100 * det:.0f} %")
+    check("'could see' shows each item's detectable change",
+          {k: sorted(v) for k, v in cells.items()} == {k: sorted(v) for k, v in want.items()},
+          (cells, want))
+    check("work_hot, judged, has a percentage there",
+          any(c.startswith("+") for c in cells.get("work_hot", [])), cells.get("work_hot"))
     errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     check("still no console errors", not errors, errors)
 
