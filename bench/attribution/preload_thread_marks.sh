@@ -42,7 +42,7 @@ t.join()
 PY
 cat >"$D/show.py" <<'PY'
 import json, sys
-t = {x["name"]: x["cpu_seconds"] for x in json.load(sys.stdin)["tests"]}
+t = {x["name"] or "(outside tests)": x["cpu_seconds"] for x in json.load(sys.stdin)["tests"]}
 run, binary = sys.argv[1:3]
 print(f"run {run} {binary}: " + ", ".join(
     f"{name} {t.get(name, 0):.3f} s" for name in ("threaded", "main_thread", "(outside tests)")))
@@ -55,7 +55,8 @@ echo "$LOOPS busy loops on $(nproc) CPUs; marked: threaded 0.4 s, main_thread 0.
 for r in $(seq "$RUNS"); do
 	for c in "$@"; do
 		rm -f "$D/run.db"
-		"$c" run -q --backend preload --hz 999 --db "$D/run.db" -- python3 "$D/marks.py" >/dev/null
+		"$c" run -q --backend preload --hz 999 --db "$D/run.db" -- python3 "$D/marks.py" \
+			>/dev/null 2>&1
 		"$c" show --db "$D/run.db" --by test --format json | python3 "$D/show.py" "$r" "$c"
 	done
 done

@@ -76,8 +76,8 @@ a, b = float(s.get("threaded", 0)), float(s.get("main_thread", 0))
 # machine (threaded 26.8 %, main_thread 19.8 %). Each mark holds at least 60 % of its
 # thread's time. The marks carry @TIME, and a sample standing for CPU time on both sides of a
 # mark is shared by wall time (docs/preload.md, Timers): with four busy loops on 2 CPUs the
-# CPU-time timers fire hundreds of ms of CPU apart, and before that sharing threaded held 0.18
-# to 0.26 s of its 0.4 s (0.40 s with it; bench/attribution/preload_thread_marks.sh).
+# CPU-time timers fire hundreds of ms of CPU apart, and before that sharing threaded held 0.14
+# to 0.40 s of its 0.4 s (0.397-0.400 s with it; bench/attribution/preload_thread_marks.sh).
 split = a / (a + b) if a + b > 0 else 0
 print(f"    threaded {a:.3f} s, main_thread {b:.3f} s: threaded holds {100 * split:.0f} % of the "
       f"marked time (expected about 67)")
