@@ -92,6 +92,9 @@ struct stats_noise {
 /* Items from which stats_robust_level starts at their precision-weighted mode rather than
  * their weighted median, and the rounds of stats_run_levels. */
 #define STATS_MODE_MIN_ITEMS 10
+/* Up to this many items every one's y is a candidate for stats_robust_level's starting mode;
+ * beyond, that many spaced in rank and the best one's neighbourhood (stats.c precision_mode). */
+#define STATS_MODE_CANDIDATES 512
 #define STATS_LEVEL_ROUNDS   4
 /* Voting items needed to learn how strongly to shrink toward the pool (else prior_dof). */
 #define STATS_PRIOR_MIN_ITEMS 8
