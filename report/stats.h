@@ -95,7 +95,7 @@ struct stats_noise {
 /* Up to this many items every one's y is a candidate for stats_robust_level's starting mode;
  * beyond, that many spaced in rank and the best one's neighbourhood (stats.c precision_mode). */
 #define STATS_MODE_CANDIDATES 512
-#define STATS_LEVEL_ROUNDS   4
+#define STATS_LEVEL_ROUNDS    4
 /* Voting items needed to learn how strongly to shrink toward the pool (else prior_dof). */
 #define STATS_PRIOR_MIN_ITEMS 8
 

@@ -1158,8 +1158,8 @@ static void test_robust_level_many_items(void **state)
 		double var;
 		size_t used;
 		double ls = stats_robust_level(y, v, w, n, &var, &used);
-		print_message("robust level of %zu items, 40 %% steady at 0.100: %.4f (%zu used)\n", n,
-		              ls, used);
+		print_message("robust level of %zu items, 40 %% steady at 0.100: %.4f (%zu used)\n",
+		              n, ls, used);
 		assert_true(fabs(ls - 0.10) < 0.005);
 		free(y);
 		free(v);
