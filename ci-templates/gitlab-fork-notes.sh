@@ -2,11 +2,13 @@
 # gitlab-fork-notes.sh: the GitLab companion for merge requests from forks (docs/ci.md, "Fork
 # merge requests"). A fork's merge request pipeline runs in the fork, without this project's
 # CIPROF_GITLAB_TOKEN, so its ciprof job cannot post the note; it keeps the run's database in
-# its artifacts instead (ciprof-report/ciprof.db, head-run, base-branch). Run in this project
+# its artifacts instead (ciprof-report/ciprof.db, head-run, base-branch, and head-runs when it
+# judged more than 3 runs together). Run in this project
 # from this project's own configuration (the template's .ciprof-fork-notes job, in a pipeline
 # schedule), this script takes each open merge request from a fork, its head pipeline's
-# CIPROF_FORK_JOB job (default ciprof), downloads those three files, renders the note again
-# with ciprof from the database (the fork's Markdown is never posted) and posts it with
+# CIPROF_FORK_JOB job (default ciprof), downloads those files, renders the note again with
+# ciprof from the database (the fork's Markdown is never posted; --head-runs as the fork's job
+# judged, and this project's CIPROF_REPORT_OPTIONS) and posts it with
 # ciprof comment, which refuses unless the merge request's head is still the commit that was
 # profiled. It never checks out or runs the fork's code. Needs curl, jq and ciprof, and
 # CI_API_V4_URL, CI_PROJECT_ID and CIPROF_GITLAB_TOKEN (which must be able to read the forks'
@@ -21,6 +23,8 @@ for tool in curl jq ciprof; do
 	command -v "$tool" >/dev/null || die "$tool is not on PATH"
 done
 job=${CIPROF_FORK_JOB:-ciprof}
+# This project's own report options (the schedule's CIPROF_REPORT_OPTIONS), never the fork's.
+read -r -a report_opts <<<"${CIPROF_REPORT_OPTIONS:-}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ciprof-fork-notes.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # The token goes to curl in a header file, never on its command line or in a URL.
@@ -59,12 +63,24 @@ for iid in $(jq -r '.[] | select(.source_project_id != .target_project_id) | .ii
 		get "/projects/$pproj/jobs/$jid/artifacts/ciprof-report/$f" "$d/$f" || ok=0
 	done
 	[ "$ok" = 1 ] || { skip "job $jid's artifacts lack ciprof-report/{head-run,base-branch,ciprof.db}"; continue; }
+	# head-runs: how many runs of its commit the job judged together (only when more than
+	# report's default 3); a whole number from 2 to 20, else ignored.
+	opts=("${report_opts[@]}")
+	if get "/projects/$pproj/jobs/$jid/artifacts/ciprof-report/head-runs" "$d/head-runs" 2>/dev/null; then
+		n=$(head -c 8 "$d/head-runs" | tr -d '[:space:]')
+		if digits "$n" && [ "${#n}" -le 2 ] && [ "$((10#$n))" -ge 2 ] && [ "$((10#$n))" -le 20 ]; then
+			opts=(--head-runs "$((10#$n))" "${opts[@]}")
+			say "!$iid: its job judged $((10#$n)) runs of its commit together: --head-runs $((10#$n))"
+		else
+			say "!$iid: the artifacts' head-runs is not a number from 2 to 20; ignored"
+		fi
+	fi
 	# The artifacts are the fork's data: only the database and two checked values are used.
 	head=$(head -c 24 "$d/head-run" | tr -d '[:space:]')
 	base=$(head -c 256 "$d/base-branch" | tr -d '[:space:]')
 	digits "$head" || { skip "no run id in the artifacts"; continue; }
 	printf '%s' "$base" | grep -Eq '^[A-Za-z0-9][A-Za-z0-9._/-]{0,250}$' || { skip "no valid base branch in the artifacts"; continue; }
-	if ! ciprof report --db "$d/ciprof.db" --head "$head" --base "$base" --format md -o "$d/report.md"; then
+	if ! ciprof report --db "$d/ciprof.db" --head "$head" --base "$base" "${opts[@]}" --format md -o "$d/report.md"; then
 		skip "the fork's database could not be reported"
 		continue
 	fi

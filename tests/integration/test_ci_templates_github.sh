@@ -313,7 +313,15 @@ forge_stop_all
 forge_start fork github --number 8 --head-sha "$PR_SHA"
 FORK_LOG=$FORGE_LOG
 pr_event "$TMP/fork.event.json" 8 "$PR_SHA" mallory/widgets
-job fork 103 pull_request refs/pull/8/merge feature "$WF/ciprof.yml" profile \
+# runs: 4: the job judges its 4 runs together (--head-runs 4), and so must the companion.
+python3 - "$WF/ciprof.yml" "$TMP/fork4.yml" <<'PY'
+import sys, yaml
+wf = yaml.safe_load(open(sys.argv[1]))
+step = next(s for s in wf["jobs"]["profile"]["steps"] if "ci-templates/github" in s.get("uses", ""))
+step["with"]["runs"] = "4"
+yaml.safe_dump(wf, open(sys.argv[2], "w"))
+PY
+job fork 103 pull_request refs/pull/8/merge feature "$TMP/fork4.yml" profile \
 	--env GITHUB_BASE_REF=main --env GITHUB_HEAD_REF=feature
 expect_rc "fork PR run" 0 fork
 expect_grep "fork PR explained" "$TMP/fork.out" "pull request from the fork mallory/widgets"
@@ -321,6 +329,7 @@ expect_eq "the fork's run writes nothing" "$(forge_query "$FORK_LOG" 'sum(1 for 
 FART="$STATE/gh-artifacts/103/ciprof-report"
 expect_eq "its artifact names PR 8" "$(cat "$FART/pr-number" 2>/dev/null)" 8
 [ -s "$FART/ciprof.db" ] && ok "a fork PR uploads its database" || check_failed "no database in the fork's artifact"
+expect_eq "its artifact says it judged 4 runs together" "$(cat "$FART/head-runs" 2>/dev/null)" 4
 # The fork controls its artifact: its Markdown must never be posted.
 [ -d "$FART" ] && printf '<!-- ciprof-report -->\n@everyone **ciprof: no regression** [click](https://evil.example)\n' >"$FART/report.md"
 companion_event() { # companion_event FILE RUN_ID HEAD_SHA HEAD_REPO
@@ -336,6 +345,8 @@ companion_event "$TMP/companion.event.json" 103 "$PR_SHA" mallory/widgets
 job companion 104 workflow_run refs/heads/main main "$WF/ciprof-comment.yml" comment
 expect_rc "workflow_run companion" 0 companion
 expect_grep "artifact downloaded" "$TMP/companion.out" "ciprof-report of run 103"
+expect_grep "the companion judges the 4 runs as the job did" "$TMP/companion.out" \
+	"the fork's job judged 4 runs of its commit together: --head-runs 4"
 expect_eq "the companion skips the suite" "$(step_outcome companion "ciprof - run the suite")" skipped
 expect_eq "the companion checked the PR's head, then posted" \
 	"$(forge_query "$FORK_LOG" '[(r["method"], r["path"]) for r in reqs if r["method"] != "GET" or "/pulls/" in r["path"]]')" \
@@ -346,11 +357,18 @@ case "$posted" in
 "<!-- ciprof-report -->"*main*) ok "the posted comment is ciprof's own rendering of the fork's run" ;;
 *) check_failed "the posted comment is not a ciprof report: $posted" ;;
 esac
+case "$posted" in
+*"**4 runs of this commit:**"*) ok "the comment judged the 4 runs of the fork's commit" ;;
+*) check_failed "the comment did not judge the fork's 4 runs: $posted" ;;
+esac
+# head-runs is the fork's data: anything but a number from 2 to 20 is ignored
+[ -d "$FART" ] && printf '4 --format html -o /tmp/x\n' >"$FART/head-runs"
 # a report for another commit is not posted
 sed "s/$PR_SHA/$MAIN_SHA/" "$TMP/companion.event.json" >"$TMP/stale.event.json"
 job stale 105 workflow_run refs/heads/main main "$WF/ciprof-comment.yml" comment
 expect_rc "stale companion: a warning" 0 stale
 expect_grep "stale report refused" "$TMP/stale.out" "the report is for another commit"
+expect_grep "a hostile head-runs is ignored" "$TMP/stale.out" "the artifact's head-runs is not a number from 2 to 20; ignored"
 expect_eq "nothing more posted" "$(forge_count "$FORK_LOG" POST .)" 1
 # same-repository PRs commented themselves: the companion does not run
 companion_event "$TMP/same.event.json" 101 "$PR_SHA" octo/widgets

@@ -407,9 +407,12 @@ mkdir -p "$TMP/fork-artifacts"
 forge_start forkapi gitlab --number 7 --fork-project 6 --fork-artifacts "$TMP/fork-artifacts" --head-sha "$FEATURE_SHA"
 FORK_LOG=$FORGE_LOG
 FORK_ENV=(--env CI_PROJECT_ID=6 --env CI_MERGE_REQUEST_PROJECT_ID=5 --env CI_MERGE_REQUEST_SOURCE_PROJECT_ID=6)
-pipeline forkmr feature "${MR_ENV[@]}" "${FORK_ENV[@]}"
+# CIPROF_RUNS=4: the job judges 4 runs together (--head-runs 4), and so must the note.
+pipeline forkmr feature "${MR_ENV[@]}" "${FORK_ENV[@]}" --var CIPROF_RUNS=4
 expect_rc "the fork's MR pipeline, without the token" 0 forkmr
 expect_grep "the fork's run is kept for the companion" "$TMP/forkmr.out" "merge request from a fork: the run's database is in the artifacts"
+expect_eq "the fork's artifacts say it judged 4 runs together" \
+	"$(cat "$STATE/gl-artifacts/ciprof/ciprof-report/head-runs" 2>/dev/null)" 4
 for f in ciprof.db head-run base-branch; do
 	[ -s "$STATE/gl-artifacts/ciprof/ciprof-report/$f" ] && ok "the fork's artifacts hold $f" ||
 		check_failed "the fork's artifacts lack $f"
@@ -427,9 +430,11 @@ pipeline fnotes main "${MAIN_ENV[@]}" --env CI_PIPELINE_SOURCE=schedule --env CI
 	--var CIPROF_FORK_NOTES=true --var CIPROF_GITLAB_TOKEN="$TOKEN"
 expect_rc "the fork-notes schedule" 0 fnotes
 expect_grep "one note posted" "$TMP/fnotes.out" "1 note(s) posted or updated, 0 merge request(s) from forks skipped"
-expect_eq "it read the fork's job's three files, checked the head, then posted" \
+expect_grep "the note judges the 4 runs as the job did" "$TMP/fnotes.out" \
+	"!7: its job judged 4 runs of its commit together: --head-runs 4"
+expect_eq "it read the fork's job's four files, checked the head, then posted" \
 	"$(forge_query "$FORK_LOG" '[(r["method"], r["path"].replace("/api/v4/projects/", "")) for r in reqs if "artifacts" in r["path"] or r["method"] != "GET" or r["path"].endswith("/merge_requests/7")]')" \
-	"[('GET', '5/merge_requests/7'), ('GET', '6/jobs/99/artifacts/ciprof-report/head-run'), ('GET', '6/jobs/99/artifacts/ciprof-report/base-branch'), ('GET', '6/jobs/99/artifacts/ciprof-report/ciprof.db'), ('GET', '5/merge_requests/7'), ('POST', '5/merge_requests/7/notes')]"
+	"[('GET', '5/merge_requests/7'), ('GET', '6/jobs/99/artifacts/ciprof-report/head-run'), ('GET', '6/jobs/99/artifacts/ciprof-report/base-branch'), ('GET', '6/jobs/99/artifacts/ciprof-report/ciprof.db'), ('GET', '6/jobs/99/artifacts/ciprof-report/head-runs'), ('GET', '5/merge_requests/7'), ('POST', '5/merge_requests/7/notes')]"
 expect_eq "the same-project MR is left alone" "$(forge_query "$FORK_LOG" 'sum(1 for r in reqs if "/merge_requests/8" in r["path"])')" 0
 posted=$(forge_query "$FORK_LOG" '[r for r in reqs if r["method"] == "POST"][0]["body"]["body"]')
 case "$posted" in
@@ -437,6 +442,17 @@ case "$posted" in
 "<!-- ciprof-report -->"*"of main"*) ok "the note is ciprof's own rendering of the fork's run" ;;
 *) check_failed "the posted note is not a ciprof report: $posted" ;;
 esac
+case "$posted" in
+*"**4 runs of this commit:**"*) ok "the note judged the 4 runs of the fork's commit" ;;
+*) check_failed "the note did not judge the fork's 4 runs: $posted" ;;
+esac
+# head-runs is the fork's data: anything but a number from 2 to 20 is ignored
+printf '4 --format html -o /tmp/x\n' >"$TMP/fork-artifacts/ciprof-report/head-runs"
+pipeline fnbad main "${MAIN_ENV[@]}" --env CI_PIPELINE_SOURCE=schedule --env CI_PROJECT_ID=5 \
+	--var CIPROF_FORK_NOTES=true --var CIPROF_GITLAB_TOKEN="$TOKEN"
+expect_rc "the schedule with a hostile head-runs" 0 fnbad
+expect_grep "a hostile head-runs is ignored" "$TMP/fnbad.out" "!7: the artifacts' head-runs is not a number from 2 to 20; ignored"
+expect_grep "the note is still rendered and posted" "$TMP/fnbad.out" "1 note(s) posted or updated"
 # a head pipeline for another commit (the MR moved on): nothing is posted
 forge_start forkstale gitlab --number 7 --fork-project 6 --fork-artifacts "$TMP/fork-artifacts" \
 	--head-sha "$FEATURE_SHA" --pipeline-sha "$MAIN_SHA"
@@ -463,7 +479,7 @@ pipeline badsum feature "${MR_ENV[@]}" --var CIPROF_RELEASE_URL="file://$TGZ" --
 expect_rc "a wrong SHA-256 fails the job" 1 badsum
 expect_grep "the mismatch is said" "$TMP/badsum.out" "does not have the SHA-256 in CIPROF_RELEASE_SHA256; not installed"
 
-outs=("$TMP"/{main,mr1,mr2,opts,twice,cap,needfail,four,rel,notoken,branch,comp,compgate,try1,retry,shallow,mainfail,release,badsum,mirror,badjob,otherhost,rgA,rgB,histro,hist1,hist2,refill,forkmr,schedprof,fnotes,fstale}.out)
+outs=("$TMP"/{main,mr1,mr2,opts,twice,cap,needfail,four,rel,notoken,branch,comp,compgate,try1,retry,shallow,mainfail,release,badsum,mirror,badjob,otherhost,rgA,rgB,histro,hist1,hist2,refill,forkmr,schedprof,fnotes,fnbad,fstale}.out)
 expect_no_token "every job's output" "${outs[@]}"
 for secret in "$JOB_TOKEN" "$HISTORY_TOKEN"; do
 	grep -qF -- "$secret" "${outs[@]}" "$GIT_LOG" && check_failed "a git token appears in the output or the server's log" ||
