@@ -560,14 +560,7 @@ static void median_levels(const double *x, size_t nf, size_t m, const double *to
 	free(rw);
 }
 
-/*
- * Where the items agree most tightly: the y[c] that maximises the sum of the items' normal
- * densities at it, each at its own variance and with its height capped at a tenth of all
- * heights (so that no one precise item decides). A start for stats_robust_level: when a third
- * of the functions (memory-bound walks, string scans) swing together by 20 % in one run, their
- * weighted median sits between them and the steady ones, and the inlier window, narrow for the
- * steady ones, then keeps the swinging ones instead.
- */
+/* The sum of the items' capped normal densities at `at` (precision_mode). */
 static double mode_score(const double *y, const double *v, const double *h, size_t n, double at)
 {
 	double sc = 0;
@@ -578,10 +571,18 @@ static double mode_score(const double *y, const double *v, const double *h, size
 }
 
 /*
- * Every item's y is a candidate up to STATS_MODE_CANDIDATES items. Beyond, the score costs
- * n^2 densities (20,000 functions: 4e8 a run, 484 s for one report of 13 runs): the candidates
- * are then that many y's evenly spaced in rank, and every item between the best one's two
- * neighbours, about n (K + 2n / K) densities. The mode is only the iterations' start.
+ * Where the items agree most tightly: the y[c] that maximises the sum of the items' normal
+ * densities at it, each at its own variance and with its height capped at a tenth of all
+ * heights (so that no one precise item decides). A start for stats_robust_level: when a third
+ * of the functions (memory-bound walks, string scans) swing together by 20 % in one run, their
+ * weighted median sits between them and the steady ones, and the inlier window, narrow for the
+ * steady ones, then keeps the swinging ones instead.
+ *
+ * Every item's y is a candidate up to STATS_MODE_CANDIDATES items. Beyond, trying each costs
+ * n^2 densities (20,000 functions: 4e8 a run and round, 466 CPU-s for one report of three head
+ * runs against 10 history runs): the candidates are then that many y's evenly spaced in rank,
+ * and every item between the best one's two neighbours, about n (K + 2n / K) densities. The
+ * mode is only the iterations' start.
  */
 static double precision_mode(const double *y, const double *v, size_t n)
 {
