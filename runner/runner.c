@@ -115,7 +115,7 @@ static void apply_exit(struct runner_session *s, const struct run_event *ev)
 		             profile_intern_name(s->prof, p ? p->name : "[unknown]"));
 	}
 	proctree_exit(&s->tree, ev->pid, ev->tid);
-	attrib_thread_exit(&s->attrib, ev->tid);
+	attrib_thread_exit(&s->attrib, ev->tid, ev->time);
 	if (ev->pid == ev->tid)
 		attrib_proc_exit(&s->attrib, ev->pid);
 }

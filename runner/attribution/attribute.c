@@ -401,18 +401,21 @@ uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *
 	return test ? test : other_test_at(a, pid, t, weak);
 }
 
-void attrib_thread_exit(struct attrib *a, pid_t tid)
+void attrib_thread_exit(struct attrib *a, pid_t tid, uint64_t t)
 {
 	struct attrib_tid *e = tid_get(a, tid, 0);
 	if (e)
-		e->last = 0;
+		e->last = t;
 }
 
 size_t attrib_sample_parts(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, uint64_t weight,
                            struct attrib_part *parts)
 {
 	struct attrib_tid *e = tid_get(a, tid, 0);
-	uint64_t t0 = e ? e->last : 0;
+	/* Since the thread's previous sample; for its first, since its first mark (a thread
+	 * usually marks its test as it starts, and on a loaded machine its first sample may
+	 * come after several tests). */
+	uint64_t t0 = e ? (e->last ? e->last : e->n ? e->times[0] : 0) : 0;
 	if (e && t > e->last)
 		e->last = t;
 	/* The thread's transitions after its previous sample, up to t: bounds[k] starts
@@ -429,6 +432,14 @@ size_t attrib_sample_parts(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, u
 		tests[0] = cur;
 		nseg = 1;
 		for (; i < e->n && e->times[i] <= t && nseg < ATTRIB_MAX_PARTS; i++) {
+			if (e->times[i] == bounds[nseg - 1] && nseg > 1) {
+				/* two marks at one time (an end and the next begin): the later
+				 * one holds the segment */
+				tests[nseg - 1] = e->tests[i];
+				if (tests[nseg - 1] == tests[nseg - 2])
+					nseg--;
+				continue;
+			}
 			if (e->tests[i] == tests[nseg - 1])
 				continue;
 			bounds[nseg] = e->times[i];

@@ -80,7 +80,8 @@ struct attrib_tid {
 	uint64_t *times; /* transitions, ascending */
 	uint32_t *tests; /* test from that time on; 0 = none */
 	size_t n, alloc;
-	uint64_t last; /* time of the thread's latest sample asked of attrib_sample_parts */
+	uint64_t last; /* time of the thread's latest sample asked of attrib_sample_parts, or of
+	                  the end of the thread that had its id before; 0: none yet */
 };
 
 struct attrib {
@@ -175,7 +176,7 @@ struct attrib_part {
 	int weak;
 	uint64_t weight;
 };
-#define ATTRIB_MAX_PARTS 16
+#define ATTRIB_MAX_PARTS 256
 
 /*
  * attrib_sample for a sample of thread tid taken at t that stands for weight periods of its
@@ -184,14 +185,15 @@ struct attrib_part {
  * docs/preload.md), and one sample then carries all of it. When the thread's marks changed its
  * test since its previous sample, the weight is shared between the tests in proportion to the
  * wall time each held, as if the thread ran evenly since that sample (the stack is the one
- * taken at t). A part whose thread had no test gets what attrib_sample's other sources give at
- * t. Fills parts (at most ATTRIB_MAX_PARTS; more changes fold into the last part), weights
- * summing to weight, and returns how many. Same order rule as attrib_sample.
+ * taken at t); for the thread's first sample, since its first mark. A part whose thread had no
+ * test gets what attrib_sample's other sources give at t. Fills parts (at most ATTRIB_MAX_PARTS;
+ * more changes fold into the last part), weights summing to weight, and returns how many. Same
+ * order rule as attrib_sample.
  */
 size_t attrib_sample_parts(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, uint64_t weight,
                            struct attrib_part *parts);
-/* Thread tid ended: a later thread on its id starts with no previous sample. */
-void attrib_thread_exit(struct attrib *a, pid_t tid);
+/* Thread tid ended at t: a later thread on its id starts after it. */
+void attrib_thread_exit(struct attrib *a, pid_t tid, uint64_t t);
 
 /*
  * CTest: loads `ctest --show-only=json-v1` output (the tests' commands and working

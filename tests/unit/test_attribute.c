@@ -198,7 +198,8 @@ static void test_precedence_and_fork(void **state)
 /* A preload sample standing for many periods of a thread's CPU time (its timer fired late on
  * an overloaded machine) is shared between the tests its marks held since the thread's
  * previous sample, by wall time; the weights add up; a part with no thread test takes the
- * process's mark; a sample of weight 1, or the thread's first, is not split. */
+ * process's mark; a thread's first sample is shared from its first mark on; a sample of
+ * weight 1 is never split. */
 static void test_sample_parts(void **state)
 {
 	(void)state;
@@ -210,12 +211,22 @@ static void test_sample_parts(void **state)
 	attrib_control_line(&a, "@2000 end 100 one", 5000);
 	attrib_control_line(&a, "@2500 begin 100 two", 5000);
 	struct attrib_part parts[ATTRIB_MAX_PARTS];
-	/* the thread's first sample: nothing to share with */
+	/* the thread's first sample: from its first mark, all of it "one" */
 	assert_int_equal(attrib_sample_parts(&a, 100, 100, 1500, 7, parts), 1);
 	assert_string_equal(profile_str(p, parts[0].test), "one");
 	assert_int_equal(parts[0].weight, 7);
+	/* a thread whose first sample comes after two tests: shared from its first mark */
+	attrib_control_line(&a, "@1000 begin 101 first", 5000);
+	attrib_control_line(&a, "@1200 end 101 first", 5000);
+	attrib_control_line(&a, "@1200 begin 101 second", 5000);
+	size_t n = attrib_sample_parts(&a, 100, 101, 1600, 6, parts);
+	assert_int_equal(n, 2);
+	assert_string_equal(profile_str(p, parts[0].test), "first");
+	assert_int_equal(parts[0].weight, 2);
+	assert_string_equal(profile_str(p, parts[1].test), "second");
+	assert_int_equal(parts[1].weight, 4);
 	/* (1500, 3500]: one 500, no thread test 500 (procA), two 1000 */
-	size_t n = attrib_sample_parts(&a, 100, 100, 3500, 20, parts);
+	n = attrib_sample_parts(&a, 100, 100, 3500, 20, parts);
 	assert_int_equal(n, 3);
 	assert_string_equal(profile_str(p, parts[0].test), "one");
 	assert_int_equal(parts[0].weight, 5);
@@ -238,12 +249,32 @@ static void test_sample_parts(void **state)
 		sum += parts[i].weight;
 	assert_int_equal(sum, 3);
 	assert_string_equal(profile_str(p, parts[n - 1].test), "three");
-	/* a thread that ended: the next one on its id starts afresh */
-	attrib_thread_exit(&a, 100);
+	/* a thread that ended at 4600: the next one on its id ran after that, in "three" */
+	attrib_thread_exit(&a, 100, 4600);
 	assert_int_equal(attrib_sample_parts(&a, 100, 100, 4700, 8, parts), 1);
 	assert_string_equal(profile_str(p, parts[0].test), "three");
+	/* twenty tests of 100 ns with 50 ns between them inside one sample (a thread's CPU-time
+	 * timer late by hundreds of ms under load): each test its share, none folded away */
+	for (int i = 0; i < 20; i++) {
+		char line[64];
+		snprintf(line, sizeof line, "@%d begin 100 many%02d", 10000 + 150 * i, i);
+		attrib_control_line(&a, line, 20000);
+		snprintf(line, sizeof line, "@%d end 100 many%02d", 10100 + 150 * i, i);
+		attrib_control_line(&a, line, 20000);
+	}
+	attrib_sample_parts(&a, 100, 100, 10000, 1, parts); /* the thread's previous sample */
+	n = attrib_sample_parts(&a, 100, 100, 13000, 300, parts);
+	assert_int_equal(n, 40);
+	for (size_t i = 0; i < n; i += 2) {
+		char want[16];
+		snprintf(want, sizeof want, "many%02zu", i / 2);
+		assert_string_equal(profile_str(p, parts[i].test), want);
+		assert_int_equal(parts[i].weight, 10);
+		assert_string_equal(profile_str(p, parts[i + 1].test), "procA");
+		assert_int_equal(parts[i + 1].weight, 5);
+	}
 	/* a thread never marked is never split */
-	assert_int_equal(attrib_sample_parts(&a, 100, 101, 4600, 50, parts), 1);
+	assert_int_equal(attrib_sample_parts(&a, 100, 103, 4600, 50, parts), 1);
 	assert_string_equal(profile_str(p, parts[0].test), "procA");
 	assert_int_equal(parts[0].weight, 50);
 	attrib_release(&a);
