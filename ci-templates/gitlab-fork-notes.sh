@@ -63,23 +63,24 @@ for iid in $(jq -r '.[] | select(.source_project_id != .target_project_id) | .ii
 		get "/projects/$pproj/jobs/$jid/artifacts/ciprof-report/$f" "$d/$f" || ok=0
 	done
 	[ "$ok" = 1 ] || { skip "job $jid's artifacts lack ciprof-report/{head-run,base-branch,ciprof.db}"; continue; }
+	# The artifacts are the fork's data: only the database and checked values are used.
+	head=$(head -c 24 "$d/head-run" | tr -d '[:space:]')
+	base=$(head -c 256 "$d/base-branch" | tr -d '[:space:]')
+	digits "$head" || { skip "no run id in the artifacts"; continue; }
+	printf '%s' "$base" | grep -Eq '^[A-Za-z0-9][A-Za-z0-9._/-]{0,250}$' || { skip "no valid base branch in the artifacts"; continue; }
 	# head-runs: how many runs of its commit the job judged together (only when more than
 	# report's default 3); a whole number from 2 to 20, else ignored.
 	opts=("${report_opts[@]}")
 	if get "/projects/$pproj/jobs/$jid/artifacts/ciprof-report/head-runs" "$d/head-runs" 2>/dev/null; then
 		n=$(head -c 8 "$d/head-runs" | tr -d '[:space:]')
-		if digits "$n" && [ "${#n}" -le 2 ] && [ "$((10#$n))" -ge 2 ] && [ "$((10#$n))" -le 20 ]; then
-			opts=(--head-runs "$((10#$n))" "${opts[@]}")
-			say "!$iid: its job judged $((10#$n)) runs of its commit together: --head-runs $((10#$n))"
-		else
-			say "!$iid: the artifacts' head-runs is not a number from 2 to 20; ignored"
-		fi
+		case "$n" in
+		[2-9] | 1[0-9] | 20)
+			opts=(--head-runs "$n" "${opts[@]}")
+			say "!$iid: its job judged $n runs of its commit together: --head-runs $n"
+			;;
+		*) say "!$iid: the artifacts' head-runs is not a number from 2 to 20; ignored" ;;
+		esac
 	fi
-	# The artifacts are the fork's data: only the database and two checked values are used.
-	head=$(head -c 24 "$d/head-run" | tr -d '[:space:]')
-	base=$(head -c 256 "$d/base-branch" | tr -d '[:space:]')
-	digits "$head" || { skip "no run id in the artifacts"; continue; }
-	printf '%s' "$base" | grep -Eq '^[A-Za-z0-9][A-Za-z0-9._/-]{0,250}$' || { skip "no valid base branch in the artifacts"; continue; }
 	if ! ciprof report --db "$d/ciprof.db" --head "$head" --base "$base" "${opts[@]}" --format md -o "$d/report.md"; then
 		skip "the fork's database could not be reported"
 		continue

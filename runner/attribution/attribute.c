@@ -93,10 +93,10 @@ static void tid_transition(struct attrib *a, pid_t tid, uint64_t t, uint32_t tes
 	e->n++;
 }
 
-/* The thread's test at time t; drops transitions that can no longer be asked for. */
-static uint32_t tid_test_at(struct attrib *a, pid_t tid, uint64_t t)
+/* Thread e's test at time t (e may be NULL); drops transitions that can no longer be asked
+ * for. */
+static uint32_t tid_test_at(struct attrib_tid *e, uint64_t t)
 {
-	struct attrib_tid *e = tid_get(a, tid, 0);
 	if (!e || !e->n || e->times[0] > t)
 		return 0;
 	size_t i = 0;
@@ -394,11 +394,18 @@ static uint32_t other_test_at(struct attrib *a, pid_t pid, uint64_t t, int *weak
 	return test;
 }
 
-uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *weak)
+/* attrib_sample, with the thread's entry already looked up (NULL: never marked). */
+static uint32_t sample_test(struct attrib *a, struct attrib_tid *e, pid_t pid, uint64_t t,
+                            int *weak)
 {
 	*weak = 0;
-	uint32_t test = tid_test_at(a, tid, t);
+	uint32_t test = tid_test_at(e, t);
 	return test ? test : other_test_at(a, pid, t, weak);
+}
+
+uint32_t attrib_sample(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, int *weak)
+{
+	return sample_test(a, tid_get(a, tid, 0), pid, t, weak);
 }
 
 void attrib_thread_exit(struct attrib *a, pid_t tid, uint64_t t)
@@ -447,7 +454,7 @@ size_t attrib_sample_parts(struct attrib *a, pid_t pid, pid_t tid, uint64_t t, u
 		}
 	}
 	int weak;
-	uint32_t last = attrib_sample(a, pid, tid, t, &weak);
+	uint32_t last = sample_test(a, e, pid, t, &weak);
 	if (nseg < 2) {
 		parts[0] = (struct attrib_part){last, weak, weight};
 		return 1;
