@@ -12,17 +12,10 @@
 # Prints per binary and run: how many of the 50 tests got time, their total (1.000 s
 # marked), the median and worst error of a test against its 20 ms, and "(outside tests)".
 set -eu
-LOOPS=4 RUNS=4
-while getopts l:n: o; do
-	case $o in l) LOOPS=$OPTARG ;; n) RUNS=$OPTARG ;; *) exit 2 ;; esac
-done
+. "$(dirname "$0")/busy_loops.sh"
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || { sed -n 2,13p "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-D=$(mktemp -d "${TMPDIR:-/tmp}/ciprof-manymarks.XXXXXX")
-HOGS=()
-cleanup() { [ ${#HOGS[@]} -eq 0 ] || kill "${HOGS[@]}" 2>/dev/null; rm -rf "$D"; }
-trap cleanup EXIT
 cat >"$D/mt.c" <<'C'
 #include "include/ciprof.h"
 #include <pthread.h>
@@ -74,11 +67,7 @@ print(f"run {sys.argv[1]} {sys.argv[2]}: {len(tests)} of 50 tests, {sum(tests):.
       f"error median {100 * statistics.median(errs):.0f} %, worst {100 * max(errs):.0f} %; "
       f"outside tests {t.get('', 0):.3f} s of 0.200")
 PY
-for _ in $(seq "$LOOPS"); do
-	bash -c 'while :; do :; done' &
-	HOGS+=($!)
-done
-echo "$LOOPS busy loops on $(nproc) CPUs"
+busy_start
 for r in $(seq "$RUNS"); do
 	for c in "$@"; do
 		rm -f "$D/run.db"

@@ -42,27 +42,8 @@ PY
 [ "$FAILURES" -eq 0 ] && ok "exec-test marks follow processes and their children"
 
 # --- thread marks on CIPROF_CONTROL_FD -----------------------------------------------------
-cat >"$TMP/marks.py" <<'PY'
-import os, threading, time
-fd = int(os.environ["CIPROF_CONTROL_FD"])
-def mark(what, tid, name):
-    # @TIME: the mark takes effect when it was made, however late ciprof reads it
-    os.write(fd, f"@{time.monotonic_ns()} {what} {tid} {name}\n".encode())
-def burn(name, seconds):
-    tid = threading.get_native_id()
-    mark("begin", tid, name)
-    t0 = time.thread_time()
-    x = 0
-    while time.thread_time() - t0 < seconds:
-        x += 1
-    mark("end", tid, name)
-t = threading.Thread(target=burn, args=("threaded", 0.4))
-t.start()
-burn("main_thread", 0.2)
-t.join()
-PY
 run_capture tmarks "$CIPROF" run --backend preload --hz 999 --db "$TMP/tmarks.db" -- \
-	python3 "$TMP/marks.py"
+	python3 "$CIPROF_SRC/tests/tools/thread_marks.py"
 expect_rc "thread marks" 0 tmarks
 test_seconds tmarks >"$TMP/tmarks.seconds" || check_failed "ciprof show failed"
 python3 - "$TMP/tmarks.seconds" <<'PY' || check_failed "thread marks: $(tr '\n' ' ' <"$TMP/tmarks.seconds")"

@@ -1136,7 +1136,7 @@ static void test_levels_follow_steady(void **state)
 
 /* stats_robust_level starts from the items' precision-weighted mode, also beyond
  * STATS_MODE_CANDIDATES items, where the mode is sought among candidates spaced in rank (a
- * 20,000-function suite cost 484 s of report with every item a candidate): 40 % of the items
+ * 20,000-function suite cost 466 CPU-s of report with every item a candidate): 40 % of the items
  * steady at +10 %, 60 % swinging around +30 %; the level is the steady items', not the
  * swinging majority's median, at 300 items and at 3,000. */
 static void test_robust_level_many_items(void **state)
