@@ -70,7 +70,15 @@ PY
 # tests/integration/test_report_wide.sh).
 report --base main --fail-on-regression
 expect_rc "--fail-on-regression with a regression on 3 runs is advisory" 0 r
-expect_grep "it says why" "$TMP/r.out" "fewer than the 20 that show how often a function jumps"
+# It says why. The short history always applies here; when other processes kept the machine
+# busier during the head run than during main's runs (this test beside others under ctest -j,
+# or a CPU hog), the report gives that reason first, and the head run's load is not this
+# test's to choose (tests/unit/test_report_gate.c checks each reason and their order).
+if grep -qF "CPUs busy while the head run ran" "$TMP/r.out"; then
+	ok "it says why: a busier machine during the head run (given before the short history)"
+else
+	expect_grep "it says why" "$TMP/r.out" "fewer than the 20 that show how often a function jumps"
+fi
 report --base main --format json
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); h=[f for f in r["functions"] if f["name"]=="hash_keys" and f["measure"]=="self"][0]; sys.exit(0 if r["advisory"] and r["summary"]["gating_regressions"]==0 and h["gates"] is False else 1)' \
 	"$TMP/r.out" && ok "JSON: advisory, hash_keys regressed but does not gate" ||
