@@ -445,6 +445,7 @@ static int head_peers(struct store *s, const struct run_meta *head,
 		if (profile_total(p, NULL)) {
 			struct report_options o = *opts;
 			o.head_quiet = report_head_quiet(m);
+			o.head_busy = report_head_busy(m, base);
 			report_diff_new(&(*peers)[*n], base->merged, base->n, base->runs,
 			                base->nruns, p, &o);
 			(*ids)[(*n)++] = m->id;
@@ -700,6 +701,7 @@ int cmd_report(int argc, char **argv)
 		base.ref = kept;
 	}
 	a.opts.head_quiet = report_head_quiet(&head);
+	a.opts.head_busy = report_head_busy(&head, &base);
 	if (base.n) {
 		struct report_diff **peers;
 		int64_t *ids;

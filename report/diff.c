@@ -117,6 +117,60 @@ static void side_map_release(struct side_map *m)
 	free(m->test);
 }
 
+/* Self samples of one function in one test, from one side (find_holders). */
+struct frame_test {
+	uint32_t frame, test;
+	double n;
+};
+
+static void add_frame_tests(struct frame_test **v, size_t *n, size_t *alloc,
+                            const struct profile *names, const struct profile *src,
+                            const struct side_map *m, double weight)
+{
+	for (size_t i = 0; i < src->nsamples; i++) {
+		ALLOC_GROW(*v, *n + 1, *alloc);
+		(*v)[(*n)++] =
+		        (struct frame_test){names->nodes[m->node[src->samples[i].node]].frame,
+		                            m->test[i], weight * (double)src->samples[i].count};
+	}
+}
+
+static int frame_test_cmp(const void *x, const void *y)
+{
+	const struct frame_test *a = x, *b = y;
+	if (a->frame != b->frame)
+		return a->frame < b->frame ? -1 : 1;
+	return a->test < b->test ? -1 : a->test > b->test;
+}
+
+/* d->holders from v (n entries, sorted here): each test holding at least REPORT_HOLDER_SHARE
+ * of a frame's self samples (both sides, the baseline per run). */
+static void find_holders(struct report_diff *d, struct frame_test *v, size_t n)
+{
+	size_t alloc = 0;
+	if (n)
+		qsort(v, n, sizeof(*v), frame_test_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t end = i;
+		double all = 0;
+		for (; end < n && v[end].frame == v[i].frame; end++)
+			all += v[end].n;
+		for (size_t j = i; j < end;) {
+			size_t k = j;
+			double held = 0;
+			for (; k < end && v[k].test == v[j].test; k++)
+				held += v[k].n;
+			if (all > 0 && held >= REPORT_HOLDER_SHARE * all) {
+				ALLOC_GROW(d->holders, d->nholders + 1, alloc);
+				d->holders[d->nholders++] =
+				        (struct report_holder){v[j].frame, v[j].test};
+			}
+			j = k;
+		}
+		i = end;
+	}
+}
+
 /* Per-frame sums over the tree. */
 struct func_sums {
 	double *self_b, *self_h, *total_b, *total_h;
@@ -338,6 +392,7 @@ static void mark(struct report_diff *d)
 	for (size_t i = 0; i < d->nitems; i++) {
 		struct report_cmp *c = &d->items[i].cmp;
 		c->q = p[i];
+		c->within = NULL;
 		c->significant =
 		        c->tested && c->q <= d->opts.alpha && fabs(c->change) >= d->opts.min_change;
 		c->kind = !c->significant ? REPORT_UNCHANGED
@@ -543,9 +598,82 @@ static void detectable(struct report_diff *d, size_t npeers)
 	}
 }
 
+/* Whether test (a tree string) holds at least REPORT_HOLDER_SHARE of frame's self samples. */
+static int holds(const struct report_diff *d, uint32_t frame, const char *test)
+{
+	size_t lo = 0, hi = d->nholders;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->holders[mid].frame < frame)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < d->nholders && d->holders[lo].frame == frame; lo++)
+		if (!strcmp(profile_str(d->tree.names, d->holders[lo].test), test))
+			return 1;
+	return 0;
+}
+
+/*
+ * Which functions made a flagged test slower (or faster). Among all the functions a change
+ * must clear Benjamini-Hochberg's bar over every judged function (alpha / m for the first);
+ * once a test is flagged, the question "which of its functions?" is asked of its own few
+ * (those it holds REPORT_HOLDER_SHARE or more of: d->holders) at alpha, a hierarchical
+ * test (Yekutieli's: a family is tested only when its parent was rejected). A function flagged
+ * there gets the test's kind, moved the same way by at least --min-change, and carries the
+ * test (report_cmp.within); its q is within that family. It fails the build only when its test
+ * does (short_history_gate), so no build fails here that did not already. Not asked on a head
+ * that shared its machine with more work than its history did (report_options.head_busy), nor
+ * with fewer than STATS_TAIL_SCALE_MIN_RUNS history runs: a test flagged there is often a
+ * neighbour's or a slow mode's, and the function carrying it moved with it (kept bench
+ * sessions' A/A heads: a memory-bound walk +17 % beside a CPU hog, 10 history runs).
+ */
+static void descend(struct report_diff *d)
+{
+	if (d->opts.head_busy || d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
+		return;
+	size_t cap = d->nitems ? d->nitems : 1;
+	size_t *idx = xmalloc(st_mult(cap, sizeof(*idx)));
+	double *q = xmalloc(st_mult(cap, sizeof(*q)));
+	for (size_t t = 0; t < d->nitems; t++) {
+		const struct report_item *test = &d->items[t];
+		/* "(outside tests)" judged is the whole suite: its functions are all of them */
+		if (test->measure != REPORT_TEST || !test->cmp.significant || !*test->name)
+			continue;
+		size_t n = 0;
+		for (size_t i = 0; i < d->nitems; i++) {
+			const struct report_item *it = &d->items[i];
+			if (it->measure == REPORT_SELF && it->cmp.tested &&
+			    holds(d, it->frame, test->name)) {
+				idx[n] = i;
+				q[n++] = it->cmp.p;
+			}
+		}
+		stats_bh(q, n, q);
+		for (size_t j = 0; j < n; j++) {
+			struct report_cmp *c = &d->items[idx[j]].cmp;
+			if (c->significant || q[j] > d->opts.alpha ||
+			    fabs(c->change) < d->opts.min_change ||
+			    (c->change > 0) != (test->cmp.kind == REPORT_REGRESSION))
+				continue;
+			c->significant = 1;
+			c->kind = test->cmp.kind;
+			c->q = q[j];
+			c->within = test->name;
+		}
+	}
+	free(q);
+	free(idx);
+}
+
 /* The head's spread checked (deflate), every run of its code asked (confirm_p, npeers > 0),
- * then BH (mark). */
-static void judge(struct report_diff *d, struct report_diff *const *peers, size_t npeers)
+ * then BH (mark); at the last judgement (totals judged too), the flagged tests' functions
+ * (descend). Not at the first, whose flags take functions out of their callers' totals: a
+ * test flagged there may not be at the last (the totals change the head's spread), and a
+ * function flagged through it would leave its callers' totals without its samples and itself
+ * unflagged. */
+static void judge(struct report_diff *d, struct report_diff *const *peers, size_t npeers, int last)
 {
 	deflate(d);
 	if (npeers) {
@@ -555,6 +683,8 @@ static void judge(struct report_diff *d, struct report_diff *const *peers, size_
 		free(k_run);
 	}
 	mark(d);
+	if (last)
+		descend(d);
 }
 
 /*
@@ -596,6 +726,16 @@ static void short_history_gate(struct report_diff *d, struct report_diff *const 
 			const struct report_item *o = same_item(peers[j], &d->items[i]);
 			c->gates = o && o->cmp.gates;
 		}
+	}
+	/* A function flagged within a test's functions (descend) gates as its test does. */
+	for (size_t i = 0; i < d->nitems; i++) {
+		struct report_cmp *c = &d->items[i].cmp;
+		for (size_t t = 0; c->within && t < d->nitems; t++)
+			if (d->items[t].measure == REPORT_TEST &&
+			    !strcmp(d->items[t].name, c->within)) {
+				c->gates = c->kind == REPORT_REGRESSION && d->items[t].cmp.gates;
+				c->gate_q = fmax(c->q, d->items[t].cmp.gate_q);
+			}
 		d->ngating += (size_t)c->gates;
 	}
 	free(p);
@@ -1145,6 +1285,12 @@ void report_diff_new_confirmed(struct report_diff **out, const struct profile *b
 		test_b[bm.test[i]] += (double)base->samples[i].count;
 		d->base_samples += (double)base->samples[i].count;
 	}
+	struct frame_test *ft = NULL;
+	size_t nft = 0, ft_alloc = 0;
+	add_frame_tests(&ft, &nft, &ft_alloc, t->names, head, &hm, 1);
+	add_frame_tests(&ft, &nft, &ft_alloc, t->names, base, &bm, 1 / (double)d->base_runs);
+	find_holders(d, ft, nft);
+	free(ft);
 	side_map_release(&hm);
 	side_map_release(&bm);
 	profile_free(renamed_head);
@@ -1217,7 +1363,7 @@ void report_diff_new_confirmed(struct report_diff **out, const struct profile *b
 		if (!is_code(names, (uint32_t)f))
 			not_judged(&d->items[d->nitems - 1].cmp, REPORT_NOT_CODE);
 	}
-	judge(d, peers, npeers);
+	judge(d, peers, npeers, 0);
 	for (size_t i = 0; i < d->nitems; i++)
 		if (d->items[i].measure == REPORT_SELF && d->items[i].cmp.significant)
 			t->frame_flag[d->items[i].frame] = 1;
@@ -1256,7 +1402,7 @@ void report_diff_new_confirmed(struct report_diff **out, const struct profile *b
 		if (!is_code(names, (uint32_t)f))
 			not_judged(&d->items[d->nitems - 1].cmp, REPORT_NOT_CODE);
 	}
-	judge(d, peers, npeers);
+	judge(d, peers, npeers, 1);
 	detectable(d, npeers);
 
 	if (d->history_runs < STATS_TAIL_SCALE_MIN_RUNS)
@@ -1353,6 +1499,7 @@ void report_diff_free(struct report_diff *d)
 	free(d->items);
 	free(d->renamed);
 	free(d->confirm_ids);
+	free(d->holders);
 	free(d);
 }
 

@@ -18,6 +18,9 @@ struct report_options {
 	size_t base_runs;  /* at most this many base runs (5) */
 	int head_quiet;    /* the head run measured other processes' CPU under REPORT_QUIET_CPUS
 	                      (report_head_quiet): the steady tails are not capped */
+	int head_busy;     /* other processes kept more CPUs busy during the head run than during
+	                      its history (report_head_busy): a flagged test's functions are not
+	                      asked on their own (descend in diff.c) */
 };
 
 #define REPORT_MIN_CHANGE 0.05
@@ -113,10 +116,21 @@ struct report_cmp {
 	                  STATS_TAIL_SCALE_MIN_RUNS history runs, only one significant on a tail
 	                  of at most t(STATS_SHORT_MAX_DOF) too (see short_history_gate in diff.c) */
 	double gate_q; /* the q that decides it (q itself with enough history) */
+	/* A function flagged among the functions of this test (borrowed), itself flagged: q is
+	 * then within that family (descend in diff.c); NULL: flagged among all the functions,
+	 * or not flagged. */
+	const char *within;
 	/* ciprof ab only (0 otherwise): the standard deviation of the rounds' log head/base
 	 * ratios, and whether the item is still undecided (never a change) */
 	double spread;
 	int undecided;
+};
+
+/* A test holding at least REPORT_HOLDER_SHARE of a function's self samples. */
+#define REPORT_HOLDER_SHARE 0.25
+struct report_holder {
+	uint32_t frame; /* tree frame of the function */
+	uint32_t test;  /* tree string id of the test's name */
 };
 
 struct report_item {
@@ -208,7 +222,10 @@ struct report_diff {
 	                                (stats_sampling_efficiency; 1 without history) */
 	int tests_attributed;        /* some sample on either side belongs to a named test:
 	                                "(outside tests)" is then harness time, not judged */
-	struct report_item *items;   /* sorted: flagged first, biggest change first */
+	/* which tests hold which functions, by frame (descend in diff.c) */
+	struct report_holder *holders;
+	size_t nholders;
+	struct report_item *items; /* sorted: flagged first, biggest change first */
 	size_t nitems;
 	size_t ntested, nregressed, nimproved;
 	size_t ngating; /* regressions that gate (report_cmp.gates) */

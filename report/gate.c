@@ -10,34 +10,50 @@
 #include <math.h>
 #include <stdlib.h>
 
-void report_note_load(struct report_diff *d, const struct run_meta *head,
-                      const struct report_baseline *b)
+/* The CPUs other processes kept busy during b's median history run that measured them (NAN:
+ * none did), and their robust spread over those runs. */
+static void history_load(const struct report_baseline *b, double *median, double *spread)
 {
-	d->head_other_cpus = run_meta_other_cpus(head);
-	d->head_exit = head->stats.exit_status;
 	double *v = xmalloc(st_mult(b->nruns ? b->nruns : 1, sizeof(*v)));
 	size_t n = 0;
 	for (size_t i = 0; b->other_cpus && i < b->nruns; i++)
 		if (isfinite(b->other_cpus[i]))
 			v[n++] = b->other_cpus[i];
-	d->history_other_cpus = n ? stats_median(v, n) : NAN;
+	*median = n ? stats_median(v, n) : NAN;
 	/* Their robust spread: a machine whose neighbours come and go (a container on a shared
 	 * host sees the host's every job) moves the bar up by three of it. */
 	for (size_t i = 0; i < n; i++)
-		v[i] = fabs(v[i] - d->history_other_cpus);
-	d->history_other_spread = n >= 2 ? 1.4826 * stats_median(v, n) : 0;
+		v[i] = fabs(v[i] - *median);
+	*spread = n >= 2 ? 1.4826 * stats_median(v, n) : 0;
 	free(v);
 }
 
-/* Whether other processes kept more CPUs busy during the head run than during the median
- * history run (none measured: than none) by REPORT_BUSY_CPUS, or by three times the history's
- * own spread if more. */
+void report_note_load(struct report_diff *d, const struct run_meta *head,
+                      const struct report_baseline *b)
+{
+	d->head_other_cpus = run_meta_other_cpus(head);
+	d->head_exit = head->stats.exit_status;
+	history_load(b, &d->history_other_cpus, &d->history_other_spread);
+}
+
+/* Whether the head's other CPUs are beyond the history's median (none measured: none) by
+ * REPORT_BUSY_CPUS, or by three times the history's own spread if more. */
+static int over_history(double head, double history, double spread)
+{
+	return isfinite(head) &&
+	       head > (isfinite(history) ? history : 0) + fmax(REPORT_BUSY_CPUS, 3 * spread);
+}
+
 static int busy_head(const struct report_diff *d)
 {
-	double h = d->history_other_cpus;
-	return isfinite(d->head_other_cpus) &&
-	       d->head_other_cpus >
-	               (isfinite(h) ? h : 0) + fmax(REPORT_BUSY_CPUS, 3 * d->history_other_spread);
+	return over_history(d->head_other_cpus, d->history_other_cpus, d->history_other_spread);
+}
+
+int report_head_busy(const struct run_meta *head, const struct report_baseline *b)
+{
+	double median, spread;
+	history_load(b, &median, &spread);
+	return over_history(run_meta_other_cpus(head), median, spread);
 }
 
 int report_head_quiet(const struct run_meta *head)

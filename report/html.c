@@ -238,6 +238,12 @@ static json_t *page_data(const struct report *r)
 		                    it->cmp.detectable > 0 ? jnum(it->cmp.detectable)
 		                                           : json_null());
 		json_object_set_new(o, "result", json_string(result_word(&it->cmp)));
+		if (it->cmp.within) {
+			struct strbuf w = STRBUF_INIT;
+			report_escape(&w, it->cmp.within, REPORT_ESC_TEXT, 0);
+			json_object_set_new(o, "within", jsonout_strn(w.buf, w.len));
+			strbuf_release(&w);
+		}
 		json_array_append_new(it->measure == REPORT_TEST ? tests : funcs, o);
 	}
 	json_object_set_new(root, "names", nm);

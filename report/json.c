@@ -50,6 +50,11 @@ static json_t *cmp_json(const struct report_item *it, const struct report_diff *
 		 * by the log-ratio test) */
 		json_object_set_new(o, "detectable_change",
 		                    c->detectable > 0 ? jnum(c->detectable) : json_null());
+		/* flagged among the functions of this flagged test (report_cmp.within), its
+		 * q_value within that family; null: among all the functions, or not flagged */
+		if (it->measure != REPORT_TEST)
+			json_object_set_new(o, "within_test",
+			                    c->within ? jsonout_str(c->within) : json_null());
 		/* a regression that may fail the build (report_cmp.gates) */
 		if (c->kind == REPORT_REGRESSION)
 			json_object_set_new(o, "gates", json_boolean(c->gates));

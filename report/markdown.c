@@ -527,6 +527,11 @@ static void finding(struct strbuf *o, const struct report *r, const struct repor
 	if (isfinite(c->change) && fabs(d->scale - 1) >= 0.01)
 		strbuf_addf(o, " (%+.1f %% beyond the suite's ×%.3f)", 100 * c->change, d->scale);
 	strbuf_addf(o, ", q = %.2g", c->q);
+	/* Flagged among the few functions of a flagged test (descend in diff.c). */
+	if (c->within) {
+		strbuf_addstr(o, " among the functions of test ");
+		test_label(o, d, c->within, lim->name_chars);
+	}
 	/* With fewer than 20 history runs only the regressions that stand out from a rare jump
 	 * fail the build (report_cmp.gates): say which do not, when others do (when none does,
 	 * the advisory line says why). */

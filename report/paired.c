@@ -361,6 +361,7 @@ void paired_apply(struct report_diff *d, const struct paired_judgement *j)
 		c->q = pi ? pi->q : 1;
 		c->spread = pi ? pi->spread : 0;
 		c->undecided = pi && pi->state == PAIRED_UNDECIDED;
+		c->within = NULL;
 		c->significant = pi && (pi->state == PAIRED_SLOWER || pi->state == PAIRED_FASTER);
 		c->kind = !c->significant              ? REPORT_UNCHANGED
 		          : pi->state == PAIRED_SLOWER ? REPORT_REGRESSION

@@ -62,6 +62,10 @@ void report_note_load(struct report_diff *d, const struct run_meta *head,
 /* Whether the head run measured other processes keeping fewer than REPORT_QUIET_CPUS busy
  * (its host.other_cpus tag; 0 without one): report_options.head_quiet. */
 int report_head_quiet(const struct run_meta *head);
+/* Whether other processes kept more CPUs busy during the head run than during b's median
+ * history run by REPORT_BUSY_CPUS (or three times the history's spread of it, if more): the
+ * busy head of report_advisory, before the diff is made (report_options.head_busy). */
+int report_head_busy(const struct run_meta *head, const struct report_baseline *b);
 char *report_advisory(const struct report_baseline *b, const struct report_diff *d);
 enum report_gate report_gate(const struct report_baseline *b, const struct report_diff *d,
                              const char *advisory, int fail_on_regression);

@@ -355,7 +355,10 @@
 		{ title: 'q', num: true, value: function (r) { return r.q; },
 			text: function (r) { return r.q.toPrecision(2); } },
 		{ title: 'could see', num: true, value: detectableOf, text: detectableCell },
-		{ title: 'result', value: function (r) { return r.result; } }
+		/* a function flagged among a flagged test's own functions says which test */
+		{ title: 'result', value: function (r) {
+			return r.within === undefined ? r.result : r.result + ' (within ' + r.within + ')';
+		} }
 	];
 
 	/* ---- wiring ---- */

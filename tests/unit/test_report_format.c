@@ -506,6 +506,15 @@ static void hostile_fixture(struct fixture *fx)
 	struct report_options o;
 	report_options_init(&o);
 	report_diff_new(&fx->diff, fx->merged, 2, fx->runs, 2, fx->head, &o);
+	/* Each flagged function as if flagged among its test's functions (descend in diff.c):
+	 * the test's hostile name is shown with it. */
+	for (size_t i = 0; i < fx->diff->nitems; i++) {
+		struct report_item *it = &fx->diff->items[i];
+		for (size_t t = 0; it->measure == REPORT_SELF && t < fx->diff->nitems; t++)
+			if (fx->diff->items[t].measure == REPORT_TEST &&
+			    !strcmp(fx->diff->items[t].name, it->name) && it->cmp.significant)
+				it->cmp.within = fx->diff->items[t].name;
+	}
 	fx->rep = (struct report){.head = &fx->meta, .base = &fx->base, .diff = fx->diff};
 	for (size_t i = 0; i < all; i++)
 		free(stacks[i]);
@@ -601,6 +610,14 @@ static void test_hostile_markdown(void **state)
 	struct strbuf md = STRBUF_INIT;
 	assert_int_equal(report_markdown(&fx.rep, &md, COMMENT_GITHUB_LIMIT), 0);
 	assert_true(valid_utf8(md.buf));
+	/* every function's finding names the test it was flagged within */
+	size_t within = 0, selfs = 0;
+	for (const char *p = md.buf; (p = strstr(p, "among the functions of test <code>")); p++)
+		within++;
+	for (const char *p = md.buf; (p = strstr(p, "</sub> self time: ")); p++)
+		selfs++;
+	assert_true(within > 0);
+	assert_int_equal(within, selfs);
 	/* Names are literal text inside fenced code blocks (the findings' subtrees, the flame
 	 * graph), which is safe as long as nothing inside can close a fence early; outside
 	 * them, nothing may be markup. */
@@ -664,6 +681,8 @@ static void test_hostile_html(void **state)
 	for (char *p = gt; p < data_end; p++)
 		assert_true(*p != '<' && *p != '>' && *p != '&');
 	assert_non_null(strstr(gt, "\\u003cscript\\u003ealert(1)"));
+	/* the test a function was flagged within (report.js shows it as text) */
+	assert_non_null(strstr(gt, "\"within\":\"\\u003cscript\\u003ealert(1)"));
 	char *js = data_end + strlen("</script>\n<script>");
 	char *js_end = strstr(js, "</script>");
 	assert_non_null(js_end);
@@ -734,9 +753,15 @@ static void test_hostile_json(void **state)
 		const char *want = hostile[k];
 		char *fixed = esc(want, REPORT_ESC_UTF8, 0);
 		for (size_t i = 0; i < json_array_size(funcs); i++) {
-			const char *name = json_string_value(
-			        json_object_get(json_array_get(funcs, i), "name"));
-			found |= !strcmp(name, fixed);
+			json_t *f = json_array_get(funcs, i);
+			const char *name = json_string_value(json_object_get(f, "name"));
+			if (strcmp(name, fixed))
+				continue;
+			found = 1;
+			/* the test it was flagged within, by its name too */
+			const char *within = json_string_value(json_object_get(f, "within_test"));
+			assert_non_null(within);
+			assert_string_equal(within, fixed);
 		}
 		if (!found)
 			fail_msg("function %zu not found by its name in the JSON", k);

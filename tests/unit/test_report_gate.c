@@ -771,6 +771,97 @@ static void test_spell_job(void **state)
 	profile_free(merged);
 }
 
+/* The flagged test of item (report_cmp.within), or NULL. */
+static const struct report_item *within_of(const struct report_diff *d,
+                                           const struct report_item *it)
+{
+	for (size_t t = 0; it->cmp.within && t < d->nitems; t++)
+		if (d->items[t].measure == REPORT_TEST && !strcmp(d->items[t].name, it->cmp.within))
+			return &d->items[t];
+	return NULL;
+}
+
+/* Functions flagged within their tests (descend in diff.c) in one verdict: k history runs;
+ * test_echo is mostly f_04 (5 % of the suite; its other functions too small to judge), slower
+ * by slow in the head; checks every such finding. */
+static size_t within_findings(size_t k, double slow, uint64_t seed, int busy)
+{
+	struct synth base, head;
+	synth_init(&base, 10, 999);
+	base.jitter = 0.03;
+	int f = 4;
+	for (int i = f; i < SYN_NFUNCS; i += SYN_NTESTS)
+		base.weight[i] = i == f ? 0.05 : 0.001;
+	double sum = 0;
+	for (int i = 0; i < SYN_NFUNCS; i++)
+		sum += base.weight[i];
+	for (int i = 0; i < SYN_NFUNCS; i++)
+		base.weight[i] /= sum;
+	head = base;
+	head.factor[f] = slow;
+	struct rng r = {seed};
+	struct profile *runs[30], *merged;
+	synth_base(&base, &r, k, runs, &merged);
+	struct profile *hp = synth_run(&head, &r, 1.0);
+	struct report_options o;
+	report_options_init(&o);
+	o.head_busy = busy;
+	struct report_diff *d;
+	report_diff_new(&d, merged, k, runs, k, hp, &o);
+	size_t n = 0;
+	for (size_t i = 0; i < d->nitems; i++) {
+		const struct report_item *it = &d->items[i];
+		if (!it->cmp.within)
+			continue;
+		const struct report_item *test = within_of(d, it);
+		/* only a function, only in a flagged test that holds it, moved its way */
+		assert_int_equal(it->measure, REPORT_SELF);
+		assert_non_null(test);
+		assert_true(test->cmp.significant);
+		assert_int_equal(it->cmp.kind, test->cmp.kind);
+		assert_true(it->cmp.significant && it->cmp.q <= o.alpha);
+		char want[32];
+		snprintf(want, sizeof(want), "f_%02d", f);
+		assert_string_equal(it->name, want);
+		assert_string_equal(it->cmp.within, syn_tests[f % SYN_NTESTS]);
+		/* it fails the build exactly when its test does */
+		assert_int_equal(it->cmp.gates,
+		                 it->cmp.kind == REPORT_REGRESSION && test->cmp.gates);
+		n++;
+	}
+	report_diff_free(d);
+	for (size_t i = 0; i < k; i++)
+		profile_free(runs[i]);
+	profile_free(merged);
+	profile_free(hp);
+	return n;
+}
+
+/*
+ * A flagged test's own few functions are asked which made it slower (descend in diff.c): a
+ * change too small to clear the bar among all 30 functions is flagged among its test's own
+ * once the test is flagged (the tests are 5: their bar is lower), carries the test, and
+ * fails the build only as its test does. Identical code flags nothing that way; a head on a
+ * busier machine than its history, or a history under 20 runs, is not asked.
+ */
+static void test_within_test(void **state)
+{
+	(void)state;
+	size_t within = 0, busy = 0, short_history = 0;
+	for (int i = 0; i < 16; i++) {
+		uint64_t seed = 100 + (uint64_t)i;
+		within += within_findings(30, 1.10 + 0.02 * i, seed, 0);
+		busy += within_findings(30, 1.10 + 0.02 * i, seed, 1);
+		short_history += within_findings(12, 1.10 + 0.02 * i, seed, 0);
+	}
+	/* some changes between +10 % and +40 % are found only within their test */
+	assert_true(within > 0);
+	assert_int_equal(busy, 0);
+	assert_int_equal(short_history, 0);
+	for (uint64_t seed = 1; seed <= 10; seed++)
+		assert_int_equal(within_findings(30, 1.0, seed, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -785,6 +876,7 @@ int main(void)
 	        cmocka_unit_test(test_confirm_runs),
 	        cmocka_unit_test(test_undecided),
 	        cmocka_unit_test(test_spell_job),
+	        cmocka_unit_test(test_within_test),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
