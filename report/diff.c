@@ -622,12 +622,14 @@ static int holds(const struct report_diff *d, uint32_t frame, const char *test)
  * (those it holds REPORT_HOLDER_SHARE or more of: d->holders) at alpha, a hierarchical
  * test (Yekutieli's: a family is tested only when its parent was rejected). A function flagged
  * there gets the test's kind, moved the same way by at least --min-change, and carries the
- * test (report_cmp.within); its q is within that family. It fails the build only when its test
- * does (short_history_gate), so no build fails here that did not already. Not asked on a head
- * that shared its machine with more work than its history did (report_options.head_busy), nor
- * with fewer than STATS_TAIL_SCALE_MIN_RUNS history runs: a test flagged there is often a
- * neighbour's or a slow mode's, and the function carrying it moved with it (kept bench
- * sessions' A/A heads: a memory-bound walk +17 % beside a CPU hog, 10 history runs).
+ * test (report_cmp.within); its q is within that family. Asked only with
+ * STATS_TAIL_SCALE_MIN_RUNS history runs or more, where every flagged regression gates
+ * (short_history_gate), so such a function fails the build exactly when its test does, and no
+ * build fails here that did not already. Not asked with fewer, nor on a head that shared its
+ * machine with more work than its history did (report_options.head_busy): a test flagged
+ * there is often a neighbour's or a slow mode's, and the function carrying it moved with it
+ * (kept bench sessions' A/A heads: a memory-bound walk +17 % beside a CPU hog, 10 history
+ * runs).
  */
 static void descend(struct report_diff *d)
 {
@@ -726,16 +728,6 @@ static void short_history_gate(struct report_diff *d, struct report_diff *const 
 			const struct report_item *o = same_item(peers[j], &d->items[i]);
 			c->gates = o && o->cmp.gates;
 		}
-	}
-	/* A function flagged within a test's functions (descend) gates as its test does. */
-	for (size_t i = 0; i < d->nitems; i++) {
-		struct report_cmp *c = &d->items[i].cmp;
-		for (size_t t = 0; c->within && t < d->nitems; t++)
-			if (d->items[t].measure == REPORT_TEST &&
-			    !strcmp(d->items[t].name, c->within)) {
-				c->gates = c->kind == REPORT_REGRESSION && d->items[t].cmp.gates;
-				c->gate_q = fmax(c->q, d->items[t].cmp.gate_q);
-			}
 		d->ngating += (size_t)c->gates;
 	}
 	free(p);

@@ -18,6 +18,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The report on one head run drawn from head against k runs drawn from base (the baseline
+ * and the history both), seeded with seed, with options o. */
+static struct report_diff *synth_verdict(const struct synth *base, const struct synth *head,
+                                         size_t k, uint64_t seed, const struct report_options *o)
+{
+	struct rng r = {seed};
+	struct profile **runs = calloc(k, sizeof(*runs)), *merged;
+	synth_base(base, &r, k, runs, &merged);
+	struct profile *hp = synth_run(head, &r, 1.0);
+	struct report_diff *d;
+	report_diff_new(&d, merged, k, runs, k, hp, o);
+	for (size_t i = 0; i < k; i++)
+		profile_free(runs[i]);
+	free(runs);
+	profile_free(merged);
+	profile_free(hp);
+	return d;
+}
+
 /* A verdict on k history runs (also the baseline's runs): with slow > 1 the function holding
  * about 10 % of a 10 s suite at 4999 Hz is that much slower in the head. */
 static struct report_diff *verdict_on(size_t k, double slow)
@@ -27,19 +46,9 @@ static struct report_diff *verdict_on(size_t k, double slow)
 	base.jitter = 0.01;
 	head = base;
 	head.factor[synth_func_near(&base, 0.10)] = slow;
-	struct rng r = {(uint64_t)k * 31 + 7};
-	struct profile *runs[8], *merged;
-	synth_base(&base, &r, k, runs, &merged);
-	struct profile *hp = synth_run(&head, &r, 1.0);
 	struct report_options o;
 	report_options_init(&o);
-	struct report_diff *d;
-	report_diff_new(&d, merged, k, runs, k, hp, &o);
-	for (size_t i = 0; i < k; i++)
-		profile_free(runs[i]);
-	profile_free(merged);
-	profile_free(hp);
-	return d;
+	return synth_verdict(&base, &head, k, (uint64_t)k * 31 + 7, &o);
 }
 
 static void test_regression_fails_with_history(void **state)
@@ -799,15 +808,10 @@ static size_t within_findings(size_t k, double slow, uint64_t seed, int busy)
 		base.weight[i] /= sum;
 	head = base;
 	head.factor[f] = slow;
-	struct rng r = {seed};
-	struct profile *runs[30], *merged;
-	synth_base(&base, &r, k, runs, &merged);
-	struct profile *hp = synth_run(&head, &r, 1.0);
 	struct report_options o;
 	report_options_init(&o);
 	o.head_busy = busy;
-	struct report_diff *d;
-	report_diff_new(&d, merged, k, runs, k, hp, &o);
+	struct report_diff *d = synth_verdict(&base, &head, k, seed, &o);
 	size_t n = 0;
 	for (size_t i = 0; i < d->nitems; i++) {
 		const struct report_item *it = &d->items[i];
@@ -830,10 +834,6 @@ static size_t within_findings(size_t k, double slow, uint64_t seed, int busy)
 		n++;
 	}
 	report_diff_free(d);
-	for (size_t i = 0; i < k; i++)
-		profile_free(runs[i]);
-	profile_free(merged);
-	profile_free(hp);
 	return n;
 }
 
