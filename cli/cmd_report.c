@@ -91,7 +91,9 @@ static const char report_description[] =
         "\n"
         "The baseline, for a branch REF: the runs of REF that the head contains, those at\n"
         "the head's merge-base commit first, then the newest of older commits; never a base\n"
-        "run of a later commit, nor one whose command failed (exit status not 0), nor one of\n"
+        "run of a later commit, nor one whose command failed (exit status not 0), nor one\n"
+        "some of whose processes the kernel did not follow (the run's\n"
+        "host.unseen_processes tag, which 'ciprof run' warns about), nor one of\n"
         "another command while REF has runs of the head's. At most --base-runs of them,\n"
         "merged. REF may also be a run id or a commit (hex prefix). Without a baseline the\n"
         "report says so and ciprof exits 0; a REF that names nothing is a warning, and with\n"
@@ -106,7 +108,8 @@ static const char report_description[] =
         "the suite-wide factor (so a uniformly slower machine is not a regression),\n"
         "and the test or function holds at least --min-share of samples. Frames ciprof\n"
         "makes ([unsampled], [unknown]+0x...) are shown, never judged. The verdict is\n"
-        "advisory and --fail-on-regression does not fail when the head's command failed;\n"
+        "advisory and --fail-on-regression does not fail when the head's command failed\n"
+        "or the kernel did not follow some of its processes;\n"
         "when no base run ran the head's command; with fewer than 3 base-branch\n"
         "runs; with fewer than 20 when no regression stands out from a function's rare\n"
         "jump; with no base run at the merge-base; and when other processes kept the\n"
@@ -121,7 +124,8 @@ static const char report_description[] =
         "says when one more run is worth its time: it exits 0 while the runs so far flag\n"
         "something (which another run confirms or takes back) or show a slowdown that\n"
         "--head-runs runs could make significant, and 1 when another run cannot change\n"
-        "the verdict (--head-runs reached, no baseline, a failed or dirty head run). With\n"
+        "the verdict (--head-runs reached, no baseline, a failed or dirty head run); a\n"
+        "head run that lacks processes asks for another. With\n"
         "fewer than 20 base-branch runs the runs' p are not combined: a finding is one\n"
         "each run flags, and a regression fails the build only if each of them fails it.\n"
         "Runs that all moved many functions together beyond anything the history shows\n"
@@ -428,7 +432,8 @@ static int head_peers(struct store *s, const struct run_meta *head,
 	int r = 0;
 	for (size_t i = 0; i < nruns && *n < want; i++) {
 		const struct run_meta *m = &runs[i];
-		if (m->dirty || m->stats.exit_status || strcmp(m->command, head->command) ||
+		if (m->dirty || m->stats.exit_status || run_meta_unseen(m) ||
+		    strcmp(m->command, head->command) ||
 		    m->stats.period_ns != head->stats.period_ns || !same_tags(m, head) ||
 		    same_figures(m, head))
 			continue;
@@ -473,7 +478,9 @@ static void peers_free(struct report_diff **peers, int64_t *ids, size_t n)
  * (report_diff_undecided), printed one item a line, the names escaped for a terminal. EXIT_OK
  * when it could, EXIT_NO_RUN when not (the reason logged). A run that can never be confirmed
  * (no commit, a dirty tree, a failed command: head_peers takes none of its kind) answers no,
- * so that a CI loop asking this ends.
+ * so that a CI loop asking this ends. A head run the kernel did not wholly follow
+ * (RUN_TAG_UNSEEN) answers yes while fewer than --head-runs runs were judged: the next run
+ * is the head then, and this one no peer.
  */
 static int need_run(const struct report_args *a, const struct run_meta *head,
                     const struct report_diff *d)
@@ -493,6 +500,16 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 	else if (runs >= a->head_runs)
 		why = xasprintf("%zu run%s of this commit judged, the most --head-runs asks", runs,
 		                runs == 1 ? "" : "s");
+	else if (run_meta_unseen(head)) {
+		log_info(
+		        "report: another run is needed: %lu process%s of the head run %lld sent no "
+		        "record (the kernel did not follow %s)",
+		        run_meta_unseen(head), run_meta_unseen(head) == 1 ? "" : "es",
+		        (long long)head->id, run_meta_unseen(head) == 1 ? "it" : "them");
+		printf("rerun incomplete-head %lld\n", (long long)head->id);
+		int r = cli_finish_stdout();
+		return r ? r : EXIT_OK;
+	}
 	size_t *idx = NULL, n = 0, flagged = 0;
 	if (!why) {
 		idx = xmalloc(st_mult(d->nitems ? d->nitems : 1, sizeof(*idx)));

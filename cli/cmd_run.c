@@ -83,7 +83,10 @@ static const char run_description[] =
         "(see 'ciprof runs' and 'ciprof show') unless --no-store is given, tagged with the\n"
         "CPUs other processes kept busy meanwhile (host.other_cpus: a report does not fail\n"
         "the build on a head run much busier than its history's, and judges a head run\n"
-        "under 0.1 CPUs on the steady tails its history fitted, uncapped).\n"
+        "under 0.1 CPUs on the steady tails its history fitted, uncapped). Processes seen\n"
+        "to start that sent nothing of their own (the kernel did not follow them: their\n"
+        "tests and functions are missing) are warned about and the run is tagged\n"
+        "host.unseen_processes; a report leaves it out or makes its verdict advisory.\n"
         "\n"
         "examples:\n"
         "  ciprof run -- make test\n"
@@ -205,6 +208,17 @@ static void print_summary(const struct profile *p)
 	if (st->lost && st->samples)
 		log_warn("%.1f%% of samples were lost: raise --ring-pages or lower --hz",
 		         100.0 * (double)st->lost / (double)(st->samples + st->lost));
+	if (st->unseen_processes)
+		log_warn(
+		        "%llu process%s of this run sent no sample nor any other record: the "
+		        "kernel did not follow %s, so %s tests and functions are missing and %s "
+		        "CPU time is [unsampled]; reports leave this run out (a head run's verdict "
+		        "is advisory): run it again (docs/run.md, \"Limits\")",
+		        (unsigned long long)st->unseen_processes,
+		        st->unseen_processes == 1 ? "" : "es",
+		        st->unseen_processes == 1 ? "it" : "them",
+		        st->unseen_processes == 1 ? "its" : "their",
+		        st->unseen_processes == 1 ? "its" : "their");
 	if (!total)
 		return;
 	struct profile_func *f;
@@ -498,6 +512,11 @@ int cmd_run(int argc, char **argv)
 		snprintf(v, sizeof(v), "%.3f", p->stats.others_seconds / p->stats.wall_seconds);
 		run_meta_set_tag(&a.meta, RUN_TAG_OTHER_CPUS, v);
 		log_verbose("other processes kept %s CPUs busy meanwhile", v);
+	}
+	if (p->stats.unseen_processes) {
+		char v[32];
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)p->stats.unseen_processes);
+		run_meta_set_tag(&a.meta, RUN_TAG_UNSEEN, v);
 	}
 	if (!a.no_store && store_run(&a, p, db) < 0 && !status)
 		status = EXIT_RUNTIME;

@@ -50,11 +50,14 @@ struct profile_sample {
  * measured, merged by profile_stats_add), a stored run's (run_meta.stats, the runs table's
  * columns). */
 struct profile_stats {
-	uint64_t samples;         /* samples taken (stored) */
-	uint64_t lost;            /* samples the kernel dropped (PERF_RECORD_LOST) */
-	uint64_t processes;       /* processes seen */
-	uint64_t threads;         /* threads seen */
-	uint64_t period_ns;       /* nanoseconds of CPU per sample (1e9 / hz) */
+	uint64_t samples;          /* samples taken (stored) */
+	uint64_t lost;             /* samples the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t processes;        /* processes seen */
+	uint64_t threads;          /* threads seen */
+	uint64_t unseen_processes; /* processes seen to start that sent no record of their own:
+	                              set by the runner only (perf backend), stored as the run's
+	                              tag RUN_TAG_UNSEEN, not as a column */
+	uint64_t period_ns;        /* nanoseconds of CPU per sample (1e9 / hz) */
 	double cpu_seconds;       /* the profile's CPU time: samples * period, unsampled included */
 	double unsampled_seconds; /* of it, CPU time no sample saw (the "[unsampled]" frames) */
 	double wall_seconds;      /* command's wall time */

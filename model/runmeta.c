@@ -52,6 +52,14 @@ double run_meta_other_cpus(const struct run_meta *m)
 	return v && *v && !*end && isfinite(x) && x >= 0 ? x : NAN;
 }
 
+unsigned long run_meta_unseen(const struct run_meta *m)
+{
+	const char *v = run_meta_tag(m, RUN_TAG_UNSEEN);
+	char *end;
+	unsigned long n = v && *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+	return n && !*end ? n : 0;
+}
+
 void run_meta_set_tag(struct run_meta *m, const char *key, const char *value)
 {
 	for (size_t i = 0; i < m->ntags; i++) {

@@ -46,6 +46,10 @@ struct run_meta {
  * it ran (profile_stats.others_seconds over its wall time, "%.3f"); a report compares the
  * head's with its history's (docs/report.md, "A head on a busy machine"). */
 #define RUN_TAG_OTHER_CPUS "host.other_cpus"
+/* The tag ciprof run gives a run some of whose processes the kernel did not follow
+ * (profile_stats.unseen_processes, when not 0): a report sets such a run aside
+ * (docs/run.md, "Limits"). */
+#define RUN_TAG_UNSEEN "host.unseen_processes"
 
 /* Embedded object: all strings start as owned "" copies. */
 void run_meta_init(struct run_meta *m);
@@ -56,6 +60,8 @@ void run_meta_set_tag(struct run_meta *m, const char *key, const char *value);
 const char *run_meta_tag(const struct run_meta *m, const char *key);
 /* Its RUN_TAG_OTHER_CPUS as a number, or NAN when the run has none (or not a number >= 0). */
 double run_meta_other_cpus(const struct run_meta *m);
+/* Its RUN_TAG_UNSEEN as a number: 0 when the run has none (or not a whole number). */
+unsigned long run_meta_unseen(const struct run_meta *m);
 /* Whether command is one 'ciprof import' stores (the import's own command line): the
  * imported suite's command is unknown, so report never leaves such a run out for another
  * command, and gc folds imported runs together whatever their file names. */

@@ -154,13 +154,13 @@ static int branch_ancestors(struct store *s, const char *branch, const struct ru
                             const char *mb, int64_t mb_newest, report_ancestry_fn ancestry,
                             void *ctx, size_t need, struct runset *rs, struct picks *anc,
                             size_t *walk_lo, size_t *walk_hi, size_t *failed, const char *command,
-                            size_t *other)
+                            size_t *other, size_t *unseen)
 {
 	int64_t before = head->id;
 	*walk_lo = *walk_hi = rs->n;
 	while (anc->n < need) {
 		struct store_run_filter f = {
-		        .branch = branch, .before = before, .limit = WALK_PAGE};
+		        .branch = branch, .before = before, .limit = WALK_PAGE, .tags = 1};
 		size_t from = rs->n;
 		long got = fetch(s, &f, rs);
 		if (got < 0)
@@ -189,6 +189,12 @@ static int branch_ancestors(struct store *s, const char *branch, const struct ru
 			    strcmp(r->command, command)) {
 				ok = 0;
 				(*other)++;
+			}
+			/* Nor is a run whose processes the kernel did not all follow: it lacks
+			 * their tests and functions (docs/run.md, "Limits"). */
+			if (ok && run_meta_unseen(r)) {
+				ok = 0;
+				(*unseen)++;
 			}
 			if (ok)
 				picks_add(anc, i);
@@ -297,14 +303,15 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 		                     &out->failed,
 		                     run_meta_command_imported(head->command) ? NULL
 		                                                              : head->command,
-		                     &out->other_command) < 0)
+		                     &out->other_command, &out->unseen) < 0)
 			goto fail;
 		if (!hist.n && out->other_command) {
 			size_t other = 0;
-			out->failed = 0;
+			out->failed = out->unseen = 0;
 			if (branch_ancestors(s, ref, head, mb, mb_newest, ancestry, ctx,
 			                     max_runs + REPORT_HISTORY_RUNS, &rs, &hist, &walk_lo,
-			                     &walk_hi, &out->failed, NULL, &other) < 0)
+			                     &walk_hi, &out->failed, NULL, &other,
+			                     &out->unseen) < 0)
 				goto fail;
 			out->command_differs = hist.n > 0;
 			out->other_command = 0;
@@ -362,6 +369,11 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 			set_str(&out->rule,
 			        xasprintf("%s; %zu failed run%s left out (exit status not 0)",
 			                  out->rule, out->failed, plural(out->failed)));
+		if (chosen.n && out->unseen)
+			set_str(&out->rule,
+			        xasprintf("%s; %zu incomplete run%s left out (processes the kernel "
+			                  "did not follow)",
+			                  out->rule, out->unseen, plural(out->unseen)));
 		if (chosen.n && out->other_command)
 			set_str(&out->rule,
 			        xasprintf("%s; %zu run%s of another command left out", out->rule,

@@ -45,6 +45,11 @@ struct runner_session {
 	uint64_t sampled_ns; /* CPU time the samples stand for */
 	uint64_t lost;       /* samples lost (rings full) */
 	pid_t child;         /* the command, once started */
+	/* CIPROF_TEST_UNFOLLOW=K (a test hook, docs/run.md): from the K-th process seen to
+	 * fork on, processes send nothing but their FORK, as ones the kernel did not follow. */
+	uint64_t unfollow_from, forks;
+	pid_t *unfollowed;
+	size_t nunfollowed, unfollowed_alloc;
 	const struct runner_backend_ops *ops;
 	void *be;
 };
@@ -52,6 +57,9 @@ struct runner_session {
 struct runner_backend_ops {
 	const char *name;
 	int round_ms; /* the poll loop's period */
+	/* Every task the command starts sends records of its own (an exec, samples, its exit):
+	 * one that is seen to start and sends none was not followed (runner.c). */
+	int follows_tasks;
 	/* Before the launch: *env gets extra "NAME=VALUE" strings for the command (owned by
 	 * the backend until release) or stays NULL. 0, or a negative runner error. */
 	int (*prepare)(void *be, struct runner_session *s, char ***env);

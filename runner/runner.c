@@ -76,6 +76,7 @@ static void apply_sample(struct runner_session *s, const struct run_event *ev)
 	long got = s->ops->sample(s->be, s, ev, &p, ips, RUNNER_MAX_FRAMES, &weight, &ns);
 	if (got < 0 || !p)
 		return; /* malformed: the backend counted it */
+	p->heard = 1;
 	size_t n = proctree_resolve_chain(&s->tree, p, ips, (size_t)got, dsos, offsets);
 	uint32_t process = profile_intern_name(s->prof, p->name);
 	/* A preload sample may stand for CPU time on both sides of a mark. */
@@ -120,9 +121,43 @@ static void apply_exit(struct runner_session *s, const struct run_event *ev)
 		attrib_proc_exit(&s->attrib, ev->pid);
 }
 
+static void unfollow(struct runner_session *s, pid_t pid)
+{
+	ALLOC_GROW(s->unfollowed, s->nunfollowed + 1, s->unfollowed_alloc);
+	s->unfollowed[s->nunfollowed++] = pid;
+}
+
+/* Whether the test hook CIPROF_TEST_UNFOLLOW drops ev: every record of a process it chose but
+ * its FORK, and its children's FORKs; it chooses the K-th process seen to fork and every later
+ * one. */
+static int unfollowed(struct runner_session *s, const struct run_event *ev)
+{
+	if (!s->unfollow_from)
+		return 0;
+	int fork = ev->kind == RUN_EV_FORK && ev->pid != ev->u.fork.ppid;
+	for (size_t i = 0; i < s->nunfollowed; i++) {
+		if (fork && s->unfollowed[i] == ev->u.fork.ppid) {
+			unfollow(s, ev->pid); /* a child of one: not even its FORK is seen */
+			return 1;
+		}
+		if (!fork && s->unfollowed[i] == ev->pid)
+			return 1;
+	}
+	if (fork && ++s->forks >= s->unfollow_from)
+		unfollow(s, ev->pid);
+	return 0;
+}
+
 static void apply_event(void *ctx, const struct run_event *ev)
 {
 	struct runner_session *s = ctx;
+	if (unfollowed(s, ev))
+		return;
+	if (ev->kind != RUN_EV_FORK && ev->kind != RUN_EV_SAMPLE) {
+		struct proc *p = proctree_find(&s->tree, ev->pid);
+		if (p)
+			p->heard = 1;
+	}
 	switch (ev->kind) {
 	case RUN_EV_SAMPLE:
 		apply_sample(s, ev);
@@ -207,6 +242,44 @@ static void session_loop(struct runner_session *s, struct launch *l, int *status
 	free(pfds);
 }
 
+/*
+ * The processes seen to start (a FORK record from their parent) that sent nothing of their
+ * own since, no exec, sample or exit, and are gone: the kernel's events did not follow them,
+ * though it counted their CPU time ([unsampled]). A run that has them lacks those processes'
+ * tests and functions (docs/run.md, "Limits"); ciprof run warns, tags the run, and reports
+ * set it aside. Only for a backend whose every task sends records of its own; a process alive
+ * when the command ended is not counted (mark_outliving), nor one alive now.
+ */
+static uint64_t unseen_processes(struct runner_session *s)
+{
+	if (!s->ops->follows_tasks)
+		return 0;
+	uint64_t n = 0;
+	for (size_t i = 0; i < s->tree.nprocs; i++) {
+		const struct proc *p = s->tree.procs[i];
+		if (p->heard || p->exited || proctree_pid_alive(p->pid))
+			continue;
+		n++;
+		const struct proc *parent = proctree_find(&s->tree, p->ppid);
+		log_debug("process %d (forked by %d, %s) sent no record of its own", (int)p->pid,
+		          (int)p->ppid, parent ? parent->name : "not seen");
+	}
+	return n;
+}
+
+/* As the command ends: the processes not heard from yet that are still alive outlive it (not
+ * sampled past its end: docs/run.md, "Limits"), and are never counted as unseen. */
+static void mark_outliving(struct runner_session *s)
+{
+	if (!s->ops->follows_tasks)
+		return;
+	for (size_t i = 0; i < s->tree.nprocs; i++) {
+		struct proc *p = s->tree.procs[i];
+		if (!p->heard && !p->exited && proctree_pid_alive(p->pid))
+			p->heard = 1;
+	}
+}
+
 int runner_session_run(struct profile **out, const struct runner_opts *opts,
                        const struct runner_backend_ops *ops, void *be)
 {
@@ -221,6 +294,8 @@ int runner_session_run(struct profile **out, const struct runner_opts *opts,
 	s.be = be;
 	s.child = -1;
 	s.period_ns = 1000000000ULL / (uint64_t)opts->hz;
+	const char *unf = getenv("CIPROF_TEST_UNFOLLOW"); /* test hook, docs/run.md */
+	s.unfollow_from = unf && atoi(unf) > 0 ? (uint64_t)atoi(unf) : 0;
 	s.prof = profile_new();
 	s.prof->stats.others_seconds = -1;
 	s.objs = objcache_new();
@@ -269,6 +344,7 @@ int runner_session_run(struct profile **out, const struct runner_opts *opts,
 finish:
 	/* Everything written so far is in the pipes and the backend's buffers: read and process
 	 * it all. */
+	mark_outliving(&s);
 	launch_drain_io(&l);
 	session_round(&s, 1);
 	uint64_t total_ns = ops->finish ? ops->finish(be, &s) : 0;
@@ -330,6 +406,7 @@ finish:
 	st->samples = s.samples;
 	st->lost = s.lost;
 	st->processes = s.tree.processes_seen;
+	st->unseen_processes = unseen_processes(&s);
 	st->threads = s.tree.threads_seen;
 	st->hz = opts->hz;
 	st->period_ns = s.period_ns;
@@ -350,6 +427,7 @@ out:
 	proctree_release(&s.tree);
 	attrib_release(&s.attrib);
 	markers_release(&s.markers);
+	free(s.unfollowed);
 	profile_free(s.prof);
 	launch_release(&l);
 	return ret;

@@ -2,6 +2,7 @@
  * its tests in the background, and the processes that start meanwhile are kept until the
  * answer names them. */
 #include "runner/attribution/ctest.h"
+#include "runner/attribution/proctree.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -394,21 +395,6 @@ void ctest_watch_exec_argv(struct ctest_watch *w, pid_t pid, pid_t ppid, char *c
 	w->ex[w->nex++] = (struct ctest_exec){pid, ppid, copy, xstrdup(cwd ? cwd : ""), NULL};
 }
 
-/* Whether pid is a live process (not a zombie): an empty command line of one is not there
- * yet, rather than gone. */
-static int proc_alive(pid_t pid)
-{
-	char path[64], state = 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-		state = 0;
-	fclose(f);
-	return state && state != 'Z' && state != 'X';
-}
-
 /*
  * The command line of pid, which has just exec'd, or NULL when it ended first. The exec record
  * that wakes ciprof (the doorbell) is written before execve has put the new command line in
@@ -423,7 +409,7 @@ static char **read_new_cmdline(struct ctest_watch *w, pid_t pid)
 	if (argv)
 		return argv;
 	uint64_t start = launch_now_ns();
-	while (!argv && launch_now_ns() - start < CTEST_SETTLE_NS && proc_alive(pid)) {
+	while (!argv && launch_now_ns() - start < CTEST_SETTLE_NS && proctree_pid_alive(pid)) {
 		struct timespec pause = {0, 20000};
 		nanosleep(&pause, NULL);
 		argv = read_cmdline(pid);
@@ -502,7 +488,7 @@ void ctest_watch_exec(struct ctest_watch *w, pid_t pid, const char *comm, uint64
 		exec_read(w, pid, comm, argv);
 		return;
 	}
-	if (!proc_alive(pid)) {
+	if (!proctree_pid_alive(pid)) {
 		/* Too short to catch in /proc. */
 		exec_unread(w, pid, NULL);
 		return;
@@ -536,7 +522,7 @@ int ctest_watch_retry(struct ctest_watch *w, int final)
 			free(p.exe);
 			continue;
 		}
-		if (final || now - p.since > CTEST_PENDING_NS || !proc_alive(p.pid)) {
+		if (final || now - p.since > CTEST_PENDING_NS || !proctree_pid_alive(p.pid)) {
 			log_debug("process %d: its command line was never shown", (int)p.pid);
 			w->pend[i] = w->pend[--w->npend];
 			exec_unread(w, p.pid, p.exe);

@@ -89,6 +89,7 @@ static struct proc *proc_add(struct proctree *t, pid_t pid, const char *name)
 		old->name = proc_name(name);
 		old->exited = 0;
 		old->maps_from_procfs = 0;
+		old->heard = 1;
 		t->processes_seen++;
 		return old;
 	}
@@ -96,6 +97,7 @@ static struct proc *proc_add(struct proctree *t, pid_t pid, const char *name)
 	struct proc *p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
 	p->name = proc_name(name);
+	p->heard = 1;
 	ALLOC_GROW(t->procs, t->nprocs + 1, t->procs_alloc);
 	t->procs[t->nprocs] = p;
 	hashidx_insert(&t->proc_idx, hash_mix((uint64_t)pid), (uint32_t)t->nprocs);
@@ -122,8 +124,22 @@ void proctree_fork(struct proctree *t, pid_t pid, pid_t ppid, pid_t tid, pid_t p
 	/* proc_add may have moved the table; look the parent up again. */
 	parent = proctree_find(t, ppid);
 	child->ppid = ppid;
+	child->heard = 0; /* until a record of its own comes */
 	if (parent && parent != child)
 		addr_space_copy(&child->as, &parent->as);
+}
+
+int proctree_pid_alive(pid_t pid)
+{
+	char path[64], state = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state && state != 'Z' && state != 'X';
 }
 
 void proctree_exit(struct proctree *t, pid_t pid, pid_t tid)

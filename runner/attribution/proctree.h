@@ -42,6 +42,7 @@ struct proc {
 	struct addr_space as;
 	int exited;
 	int maps_from_procfs; /* filled from /proc/PID/maps after a miss */
+	int heard; /* 0: seen to fork, no record of its own since (runner.c, unseen_processes) */
 };
 
 struct proctree {
@@ -65,6 +66,8 @@ struct proc *proctree_find(struct proctree *t, pid_t pid);
 /* The process, created (counted as seen) when new, with name as given. Borrowed. */
 struct proc *proctree_get(struct proctree *t, pid_t pid, const char *name);
 
+/* Whether pid is a live process (not a zombie). */
+int proctree_pid_alive(pid_t pid);
 /* FORK of a process (pid != ppid: copies the parent's maps and name) or a thread. */
 void proctree_fork(struct proctree *t, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid);
 /* EXIT: a process's main thread ended; its maps are freed. */

@@ -1084,6 +1084,7 @@ const struct runner_backend_ops perf_backend_ops = {
         /* 25 ms; with a ctest in the tree the exec doorbells (arm_bells) wake a round at each
          * exec, so CTest processes are named while /proc still shows them. */
         .round_ms = 25,
+        .follows_tasks = 1,
         .start = perf_start,
         .pollfds = perf_pollfds,
         .read = perf_read_rings,
