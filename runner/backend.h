@@ -48,6 +48,7 @@ struct runner_session {
 	/* CIPROF_TEST_UNFOLLOW=K (a test hook, docs/run.md): from the K-th process seen to
 	 * fork on, processes send nothing but their FORK, as ones the kernel did not follow. */
 	uint64_t unfollow_from, forks;
+	int unfollow_forks; /* ",fork": their FORKs are dropped too */
 	pid_t *unfollowed;
 	size_t nunfollowed, unfollowed_alloc;
 	const struct runner_backend_ops *ops;

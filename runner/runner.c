@@ -53,6 +53,8 @@ void runner_fork(struct runner_session *s, pid_t pid, pid_t ppid, pid_t tid, pid
 	proctree_fork(&s->tree, pid, ppid, tid, ptid);
 	if (pid != ppid)
 		attrib_proc_fork(&s->attrib, pid, ppid);
+	if (pid != ppid && s->ctest.tests_ctest && ppid == s->ctest.tests_ctest)
+		s->ctest.started++; /* a test process, or one of its repeats */
 }
 
 void runner_comm(struct runner_session *s, pid_t pid, pid_t tid, const char *comm, int exec)
@@ -128,8 +130,8 @@ static void unfollow(struct runner_session *s, pid_t pid)
 }
 
 /* Whether the test hook CIPROF_TEST_UNFOLLOW drops ev: every record of a process it chose but
- * its FORK, and its children's FORKs; it chooses the K-th process seen to fork and every later
- * one. */
+ * its FORK (with ",fork": that too), and its children's FORKs; it chooses the K-th process
+ * seen to fork and every later one. */
 static int unfollowed(struct runner_session *s, const struct run_event *ev)
 {
 	if (!s->unfollow_from)
@@ -143,8 +145,10 @@ static int unfollowed(struct runner_session *s, const struct run_event *ev)
 		if (!fork && s->unfollowed[i] == ev->pid)
 			return 1;
 	}
-	if (fork && ++s->forks >= s->unfollow_from)
+	if (fork && ++s->forks >= s->unfollow_from) {
 		unfollow(s, ev->pid);
+		return s->unfollow_forks;
+	}
 	return 0;
 }
 
@@ -248,7 +252,8 @@ static void session_loop(struct runner_session *s, struct launch *l, int *status
  * though it counted their CPU time ([unsampled]). A run that has them lacks those processes'
  * tests and functions (docs/run.md, "Limits"); ciprof run warns, tags the run, and reports
  * set it aside. Only for a backend whose every task sends records of its own; a process alive
- * when the command ended is not counted (mark_outliving), nor one alive now.
+ * when the command ended is not counted (mark_outliving), nor one alive now. Those whose FORK
+ * did not come either are counted where ctest tells how many there should be.
  */
 static uint64_t unseen_processes(struct runner_session *s)
 {
@@ -263,6 +268,19 @@ static uint64_t unseen_processes(struct runner_session *s)
 		const struct proc *parent = proctree_find(&s->tree, p->ppid);
 		log_debug("process %d (forked by %d, %s) sent no record of its own", (int)p->pid,
 		          (int)p->ppid, parent ? parent->name : "not seen");
+	}
+	/* Processes whose FORK never came either: a ctest that passed (every test it lists ran)
+	 * forks a process per test, so fewer forks seen than tests listed are tests ciprof never
+	 * saw. Only with one ctest asked for its tests (a nested or second ctest's tests are not
+	 * its children). */
+	const struct ctest_watch *w = &s->ctest;
+	if (s->prof->stats.exit_status == 0 && w->queries == 1 && w->tests_ctest &&
+	    w->started < w->listed) {
+		log_verbose(
+		        "ctest (process %d) lists %zu tests it runs, but ciprof saw it start %llu "
+		        "processes",
+		        (int)w->tests_ctest, w->listed, (unsigned long long)w->started);
+		n += w->listed - w->started;
 	}
 	return n;
 }
@@ -296,6 +314,7 @@ int runner_session_run(struct profile **out, const struct runner_opts *opts,
 	s.period_ns = 1000000000ULL / (uint64_t)opts->hz;
 	const char *unf = getenv("CIPROF_TEST_UNFOLLOW"); /* test hook, docs/run.md */
 	s.unfollow_from = unf && atoi(unf) > 0 ? (uint64_t)atoi(unf) : 0;
+	s.unfollow_forks = unf && strstr(unf, ",fork") != NULL;
 	s.prof = profile_new();
 	s.prof->stats.others_seconds = -1;
 	s.objs = objcache_new();

@@ -508,7 +508,7 @@ int attrib_ctest_load(struct attrib *a, const char *json, size_t len, const char
 		json_t *cmd = json_object_get(t, "command");
 		if (!json_is_string(name) || !json_is_array(cmd) || !json_array_size(cmd))
 			continue; /* a test without a command (NOT_AVAILABLE) cannot run */
-		struct ctest_entry e = {xstrdup(json_string_value(name)), NULL, NULL, 0};
+		struct ctest_entry e = {xstrdup(json_string_value(name)), NULL, NULL, 0, 0};
 		size_t n = json_array_size(cmd);
 		e.argv = xcalloc(n + 1, sizeof(char *));
 		for (size_t k = 0; k < n; k++) {
@@ -525,6 +525,8 @@ int attrib_ctest_load(struct attrib *a, const char *json, size_t len, const char
 			json_t *pv = json_object_get(p, "value");
 			if (pn && !strcmp(pn, "WORKING_DIRECTORY") && json_is_string(pv))
 				cwd = json_string_value(pv);
+			if (pn && !strcmp(pn, "DISABLED") && json_is_true(pv))
+				e.disabled = 1;
 		}
 		e.cwd = xstrdup(cwd);
 		ALLOC_GROW(a->ctest, a->nctest + 1, a->ctest_alloc);

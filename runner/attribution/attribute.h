@@ -64,10 +64,11 @@ uint32_t *attrib_rules_node_tests(const struct attrib_rules *rules, struct profi
 
 /* One test name a CTest process may be: its command line and working directory. */
 struct ctest_entry {
-	char *name;  /* owned */
-	char **argv; /* owned, NULL-terminated */
-	char *cwd;   /* owned, may be "" */
-	int seen;    /* a process was matched to it by its command line (ctest.c) */
+	char *name;   /* owned */
+	char **argv;  /* owned, NULL-terminated */
+	char *cwd;    /* owned, may be "" */
+	int seen;     /* a process was matched to it by its command line (ctest.c) */
+	int disabled; /* its DISABLED property: listed, never run */
 };
 
 struct attrib_window {

@@ -348,8 +348,14 @@ static void finish_query(struct ctest_watch *w, struct ctest_query *q)
 	else if (attrib_ctest_load(w->attrib, q->out.buf, q->out.len, "ctest --show-only=json-v1") <
 	         0)
 		log_warn("%s: CTest tests will not be named", cp_last_error());
-	else
-		log_verbose("ctest lists %zu tests", w->attrib->nctest - before);
+	else {
+		size_t runnable = 0;
+		for (size_t i = before; i < w->attrib->nctest; i++)
+			runnable += !w->attrib->ctest[i].disabled;
+		w->listed += runnable;
+		log_verbose("ctest lists %zu tests (%zu disabled)", w->attrib->nctest - before,
+		            w->attrib->nctest - before - runnable);
+	}
 	strbuf_release(&q->out);
 }
 

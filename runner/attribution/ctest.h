@@ -75,6 +75,8 @@ struct ctest_watch {
 	size_t npend, pend_alloc;
 	pid_t tests_ctest; /* the first ctest process seen that runs tests (perf arms its exec
 	                      doorbells then), 0 before */
+	size_t listed;     /* the tests ctest's answers list that can run (not DISABLED) */
+	uint64_t started;  /* processes tests_ctest was seen to fork (runner.c runner_fork) */
 	uint64_t queries;  /* ctest invocations asked for their tests */
 	uint64_t settled;  /* execs read before their command line was in place, then read */
 	struct ctest_unnamed *unnamed;

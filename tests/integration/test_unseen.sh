@@ -6,8 +6,10 @@
 # 1. The runner: a run with such processes (simulated by the test hook CIPROF_TEST_UNFOLLOW=K:
 #    from the K-th process seen to fork on, every record but the FORK is dropped) is warned
 #    about and tagged host.unseen_processes; a fork-heavy run without the hook, and one whose
-#    background child outlives the command, never are. ciprof ab profiles such a side again
-#    (at most twice).
+#    background child outlives the command, never are. Processes whose FORK never came either
+#    (CIPROF_TEST_UNFOLLOW=K,fork) are counted from ctest's list of tests: a passing ctest
+#    with a disabled test is not tagged, one whose last two tests were dropped is. ciprof ab
+#    profiles such a side again (at most twice).
 # 2. The report, on made-up profiles (tests/tools/wide_suite.py, seeded: one helper 40 %
 #    slower in each of three head runs, a regression that gates on a history of 20 runs): a base run so tagged is left
 #    out of the baseline and the history, and the baseline's rule says so; a head so tagged is
@@ -44,6 +46,38 @@ PY
 	ok "host.unseen_processes: 5 on the run that had them, on no other"
 else
 	check_failed "host.unseen_processes wrong (above)"
+fi
+
+# A process whose FORK never came either is counted where ctest says how many there should be:
+# a passing ctest forks one process per test it lists (DISABLED ones aside). A project of four
+# tests and a disabled fifth, each a shell loop (no further forks), run serially: with
+# CIPROF_TEST_UNFOLLOW=3,fork the third and fourth tests' processes are dropped, FORK and all.
+if command -v cmake >/dev/null && command -v ctest >/dev/null; then
+	P=$TMP/proj
+	mkdir -p "$P"
+	{
+		echo 'cmake_minimum_required(VERSION 3.16)'
+		echo 'project(unseen NONE)'
+		echo 'enable_testing()'
+		for t in one two three four five; do
+			echo "add_test(NAME $t COMMAND sh -c \"i=0; while [ \\\$i -lt 20000 ]; do i=\\\$((i+1)); done\")"
+		done
+		echo 'set_tests_properties(five PROPERTIES DISABLED TRUE)'
+	} >"$P/CMakeLists.txt"
+	cmake -S "$P" -B "$P/build" >"$TMP/cmake.out" 2>&1 || fail "cannot configure the CTest project"
+	run_capture ctplain "$CIPROF" -v run --db "$DB1" --tag case=ctplain -- ctest --test-dir "$P/build"
+	expect_rc "ciprof run -- ctest (a disabled test among four)" 0 ctplain
+	expect_grep "ciprof reads the disabled test" "$TMP/ctplain.err" "ctest lists 5 tests (1 disabled)"
+	expect_no_grep "a passing ctest: no unseen processes" "$TMP/ctplain.err" "sent no sample"
+	CIPROF_TEST_UNFOLLOW=3,fork run_capture ctunf "$CIPROF" -v run --db "$DB1" --tag case=ctunf \
+		-- ctest --test-dir "$P/build"
+	expect_rc "ciprof run -- ctest, two tests' processes dropped FORK and all" 0 ctunf
+	expect_grep "ciprof counts the tests ctest started that it never saw" "$TMP/ctunf.err" \
+		"lists 4 tests it runs, but ciprof saw it start 2 processes"
+	expect_grep "and warns about them" "$TMP/ctunf.err" \
+		"warning: 2 processes of this run sent no sample nor any other record"
+else
+	check_failed "cmake and ctest are needed (scripts/setup installs them)"
 fi
 
 # ciprof ab profiles a side again when a run lacks processes (at most twice, then goes on).
