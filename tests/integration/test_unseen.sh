@@ -47,6 +47,12 @@ PY
 else
 	check_failed "host.unseen_processes wrong (above)"
 fi
+UNF_ID=$(python3 -c 'import json,sys
+print([r["id"] for r in json.load(open(sys.argv[1]))["runs"] if r["tags"]["case"] == "unf"][0])' "$TMP/runs.out")
+run_capture showunf "$CIPROF" show --db "$DB1" "$UNF_ID"
+expect_rc "ciprof show of the incomplete run" 0 showunf
+expect_grep "ciprof show says the run is incomplete" "$TMP/showunf.err" \
+	"run $UNF_ID lacks 5 processes the kernel did not follow"
 
 # A process whose FORK never came either is counted where ctest says how many there should be:
 # a passing ctest forks one process per test it lists (DISABLED ones aside). A project of four
