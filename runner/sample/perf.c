@@ -48,6 +48,9 @@ struct ring {
 	struct perf_event_mmap_page *meta;
 	unsigned char *data;
 	uint64_t size;
+	/* records read, by kind: samples, FORKs, EXITs, COMMs (-vv at the end: a ring that fell
+	 * silent while the others went on names its CPU) */
+	uint64_t nsample, nfork, nexit, ncomm;
 };
 
 struct session {
@@ -862,6 +865,10 @@ static void perf_read_rings(void *be, struct runner_session *rs, int final)
 				break;
 			}
 			queue_record(s, h);
+			r->nsample += h->type == PERF_RECORD_SAMPLE;
+			r->nfork += h->type == PERF_RECORD_FORK;
+			r->nexit += h->type == PERF_RECORD_EXIT;
+			r->ncomm += h->type == PERF_RECORD_COMM;
 			tail += h->size;
 		}
 		__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
@@ -1032,9 +1039,15 @@ static uint64_t perf_finish(void *be, struct runner_session *rs)
 	struct session *s = be;
 	uint64_t total_ns = 0;
 	for (size_t i = 0; i < s->nrings; i++) {
-		uint64_t v;
-		if (read(s->rings[i].fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		const struct ring *r = &s->rings[i];
+		uint64_t v = 0;
+		if (read(r->fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
 			total_ns += v; /* the whole tree's CPU time on that CPU */
+		log_debug("CPU %d: %.3f CPU-s counted; %llu samples, %llu forks, %llu exits, %llu "
+		          "comms read",
+		          r->cpu, (double)v / 1e9, (unsigned long long)r->nsample,
+		          (unsigned long long)r->nfork, (unsigned long long)r->nexit,
+		          (unsigned long long)r->ncomm);
 	}
 	/* A dummy event counts nothing: what the doorbells hold was swapped to them from the
 	 * sampling events (their event lists out of step, open_bell). */
