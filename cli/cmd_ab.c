@@ -368,7 +368,7 @@ static int store_side(struct ab_run *st, int side, size_t round, const struct pr
 enum run_outcome { RUN_OK, RUN_FAILED, RUN_INTERRUPTED, RUN_ERROR };
 
 /* How often one side of a round is profiled again when the kernel did not follow some of its
- * processes (runner.c unseen_processes). */
+ * processes (runner.c unseen_processes) or stopped writing to a CPU's ring (silent_ns). */
 #define AB_UNSEEN_RETRIES 2
 
 /* Runs one side once: its whole command, or with test (per-test mode) only that test. */
@@ -409,14 +409,15 @@ static enum run_outcome run_side(struct ab_run *st, int side, size_t round, cons
 	int r = runner_run(out, &o);
 	/* A run the kernel did not wholly follow lacks some processes' tests and functions
 	 * (docs/run.md, "Limits"): that side is profiled again, at most AB_UNSEEN_RETRIES times. */
-	for (int retry = 0; r >= 0 && *out && (*out)->stats.unseen_processes &&
+	for (int retry = 0; r >= 0 && *out &&
+	                    ((*out)->stats.unseen_processes || (*out)->stats.silent_seconds > 0) &&
 	                    !(*out)->stats.exit_status && !interrupted && retry < AB_UNSEEN_RETRIES;
 	     retry++) {
-		log_warn("ab: the %s run of round %zu%s lacks %llu process%s the kernel did not "
-		         "follow: profiling it again",
-		         side_name[side], round + 1, what.buf,
-		         (unsigned long long)(*out)->stats.unseen_processes,
-		         (*out)->stats.unseen_processes == 1 ? "" : "es");
+		char *why = run_incomplete_why((*out)->stats.unseen_processes,
+		                               (*out)->stats.silent_seconds);
+		log_warn("ab: the %s run of round %zu%s is incomplete (%s): profiling it again",
+		         side_name[side], round + 1, what.buf, why);
+		free(why);
 		profile_free(*out);
 		*out = NULL;
 		r = runner_run(out, &o);

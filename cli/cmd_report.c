@@ -91,9 +91,10 @@ static const char report_description[] =
         "\n"
         "The baseline, for a branch REF: the runs of REF that the head contains, those at\n"
         "the head's merge-base commit first, then the newest of older commits; never a base\n"
-        "run of a later commit, nor one whose command failed (exit status not 0), nor one\n"
-        "some of whose processes the kernel did not follow (the run's\n"
-        "host.unseen_processes tag, which 'ciprof run' warns about), nor one of\n"
+        "run of a later commit, nor one whose command failed (exit status not 0), nor an\n"
+        "incomplete one (some of its processes the kernel did not follow, or a CPU's\n"
+        "ring buffer fell silent: the run's host.unseen_processes or\n"
+        "host.silent_ring_seconds tag, which 'ciprof run' warns about), nor one of\n"
         "another command while REF has runs of the head's. At most --base-runs of them,\n"
         "merged. REF may also be a run id or a commit (hex prefix). Without a baseline the\n"
         "report says so and ciprof exits 0; a REF that names nothing is a warning, and with\n"
@@ -432,7 +433,7 @@ static int head_peers(struct store *s, const struct run_meta *head,
 	int r = 0;
 	for (size_t i = 0; i < nruns && *n < want; i++) {
 		const struct run_meta *m = &runs[i];
-		if (m->dirty || m->stats.exit_status || run_meta_unseen(m) ||
+		if (m->dirty || m->stats.exit_status || run_meta_unseen(m) || run_meta_silent(m) ||
 		    strcmp(m->command, head->command) ||
 		    m->stats.period_ns != head->stats.period_ns || !same_tags(m, head) ||
 		    same_figures(m, head))
@@ -486,7 +487,7 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
                     const struct report_diff *d)
 {
 	size_t runs = d && d->confirm_runs ? d->confirm_runs : 1;
-	char *why = NULL;
+	char *why = NULL, *incomplete;
 	if (!*head->commit)
 		why = xstrdup("the head run has no commit (not made in a git repository)");
 	else if (head->dirty)
@@ -500,12 +501,10 @@ static int need_run(const struct report_args *a, const struct run_meta *head,
 	else if (runs >= a->head_runs)
 		why = xasprintf("%zu run%s of this commit judged, the most --head-runs asks", runs,
 		                runs == 1 ? "" : "s");
-	else if (run_meta_unseen(head)) {
-		log_info(
-		        "report: another run is needed: %lu process%s of the head run %lld sent no "
-		        "record (the kernel did not follow %s)",
-		        run_meta_unseen(head), run_meta_unseen(head) == 1 ? "" : "es",
-		        (long long)head->id, run_meta_unseen(head) == 1 ? "it" : "them");
+	else if ((incomplete = run_meta_incomplete(head))) {
+		log_info("report: another run is needed: the head run %lld is incomplete (%s)",
+		         (long long)head->id, incomplete);
+		free(incomplete);
 		printf("rerun incomplete-head %lld\n", (long long)head->id);
 		int r = cli_finish_stdout();
 		return r ? r : EXIT_OK;

@@ -86,7 +86,9 @@ static const char run_description[] =
         "under 0.1 CPUs on the steady tails its history fitted, uncapped). Processes seen\n"
         "to start that sent nothing of their own (the kernel did not follow them: their\n"
         "tests and functions are missing) are warned about and the run is tagged\n"
-        "host.unseen_processes; a report leaves it out or makes its verdict advisory.\n"
+        "host.unseen_processes, and one whose CPU counted on after its ring buffer fell\n"
+        "silent, host.silent_ring_seconds: a report leaves such a run out or makes its\n"
+        "verdict advisory (docs/run.md, \"Limits\").\n"
         "\n"
         "examples:\n"
         "  ciprof run -- make test\n"
@@ -219,6 +221,13 @@ static void print_summary(const struct profile *p)
 		        st->unseen_processes == 1 ? "it" : "them",
 		        st->unseen_processes == 1 ? "its" : "their",
 		        st->unseen_processes == 1 ? "its" : "their");
+	if (st->silent_seconds > 0)
+		log_warn("the kernel stopped writing to a CPU's ring buffer during this run: %.3f "
+		         "CPU-s counted there after its last record came with no sample nor any "
+		         "other record, so the tests and functions that ran then are missing; "
+		         "reports leave this run out (a head run's verdict is advisory): run it "
+		         "again (docs/run.md, \"Limits\")",
+		         st->silent_seconds);
 	if (!total)
 		return;
 	struct profile_func *f;
@@ -517,6 +526,11 @@ int cmd_run(int argc, char **argv)
 		char v[32];
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)p->stats.unseen_processes);
 		run_meta_set_tag(&a.meta, RUN_TAG_UNSEEN, v);
+	}
+	if (p->stats.silent_seconds > 0) {
+		char v[32];
+		snprintf(v, sizeof(v), "%.3f", p->stats.silent_seconds);
+		run_meta_set_tag(&a.meta, RUN_TAG_SILENT, v);
 	}
 	if (!a.no_store && store_run(&a, p, db) < 0 && !status)
 		status = EXIT_RUNTIME;

@@ -297,13 +297,12 @@ int cmd_show(int argc, char **argv)
 		r = cli_runtime_error();
 		goto out;
 	}
-	if (run_meta_unseen(&m))
-		log_warn("run %lld lacks %lu process%s the kernel did not follow: %s tests and "
-		         "functions are missing, and %s CPU time is [unsampled] (docs/run.md, "
-		         "\"Limits\")",
-		         (long long)run, run_meta_unseen(&m), run_meta_unseen(&m) == 1 ? "" : "es",
-		         run_meta_unseen(&m) == 1 ? "its" : "their",
-		         run_meta_unseen(&m) == 1 ? "its" : "their");
+	char *incomplete = run_meta_incomplete(&m);
+	if (incomplete)
+		log_warn("run %lld is incomplete (%s): the tests and functions that ran unseen are "
+		         "missing (docs/run.md, \"Limits\")",
+		         (long long)run, incomplete);
+	free(incomplete);
 	if (a.format == FMT_FOLDED) {
 		if (profile_write_folded(p, stdout, NULL) < 0) {
 			r = cli_runtime_error();

@@ -58,6 +58,9 @@ struct profile_stats {
 	                              set by the runner only (perf backend), stored as the run's
 	                              tag RUN_TAG_UNSEEN, not as a column */
 	uint64_t period_ns;        /* nanoseconds of CPU per sample (1e9 / hz) */
+	double silent_seconds;     /* CPU time counted on a CPU after its ring buffer fell silent
+	                              (runner_session.silent_ns): set by the runner only (perf
+	                              backend), stored as the run's tag RUN_TAG_SILENT */
 	double cpu_seconds;       /* the profile's CPU time: samples * period, unsampled included */
 	double unsampled_seconds; /* of it, CPU time no sample saw (the "[unsampled]" frames) */
 	double wall_seconds;      /* command's wall time */

@@ -1,5 +1,6 @@
 /* run_meta lifecycle helpers (see runmeta.h). */
 #include "model/runmeta.h"
+#include "common/strbuf.h"
 #include "common/xalloc.h"
 
 #include <math.h>
@@ -58,6 +59,33 @@ unsigned long run_meta_unseen(const struct run_meta *m)
 	char *end;
 	unsigned long n = v && *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : 0;
 	return n && !*end ? n : 0;
+}
+
+double run_meta_silent(const struct run_meta *m)
+{
+	const char *v = run_meta_tag(m, RUN_TAG_SILENT);
+	char *end;
+	double x = v && *v ? strtod(v, &end) : 0;
+	return v && *v && !*end && isfinite(x) && x > 0 ? x : 0;
+}
+
+char *run_meta_incomplete(const struct run_meta *m)
+{
+	return run_incomplete_why(run_meta_unseen(m), run_meta_silent(m));
+}
+
+char *run_incomplete_why(unsigned long long unseen, double silent)
+{
+	if (!unseen && !(silent > 0))
+		return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	if (unseen)
+		strbuf_addf(&sb, "%llu process%s the kernel did not follow", unseen,
+		            unseen == 1 ? "" : "es");
+	if (silent > 0)
+		strbuf_addf(&sb, "%s%.3f CPU-s counted after a CPU's ring buffer fell silent",
+		            unseen ? "; " : "", silent);
+	return strbuf_detach(&sb, NULL);
 }
 
 void run_meta_set_tag(struct run_meta *m, const char *key, const char *value)

@@ -50,6 +50,11 @@ struct run_meta {
  * (profile_stats.unseen_processes, when not 0): a report sets such a run aside
  * (docs/run.md, "Limits"). */
 #define RUN_TAG_UNSEEN "host.unseen_processes"
+/* The tag ciprof run gives a run during which the kernel stopped writing to a CPU's ring
+ * buffer: the CPU time counted there after its last record (profile_stats.silent_seconds,
+ * "%.3f", when not 0), which no task's samples or records stand for; a report sets such a
+ * run aside as it does one with RUN_TAG_UNSEEN. */
+#define RUN_TAG_SILENT "host.silent_ring_seconds"
 
 /* Embedded object: all strings start as owned "" copies. */
 void run_meta_init(struct run_meta *m);
@@ -62,6 +67,14 @@ const char *run_meta_tag(const struct run_meta *m, const char *key);
 double run_meta_other_cpus(const struct run_meta *m);
 /* Its RUN_TAG_UNSEEN as a number: 0 when the run has none (or not a whole number). */
 unsigned long run_meta_unseen(const struct run_meta *m);
+/* Its RUN_TAG_SILENT as a number: 0 when the run has none (or not a number > 0). */
+double run_meta_silent(const struct run_meta *m);
+/* Whether the run is incomplete (RUN_TAG_UNSEEN or RUN_TAG_SILENT): NULL, or why, in words
+ * and numbers only ("6 processes the kernel did not follow; 1.170 CPU-s counted after a CPU's
+ * ring buffer fell silent"), to be freed. */
+char *run_meta_incomplete(const struct run_meta *m);
+/* The same from the figures: unseen processes, silent CPU-seconds (profile_stats'). */
+char *run_incomplete_why(unsigned long long unseen, double silent);
 /* Whether command is one 'ciprof import' stores (the import's own command line): the
  * imported suite's command is unknown, so report never leaves such a run out for another
  * command, and gc folds imported runs together whatever their file names. */

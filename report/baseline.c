@@ -190,9 +190,10 @@ static int branch_ancestors(struct store *s, const char *branch, const struct ru
 				ok = 0;
 				(*other)++;
 			}
-			/* Nor is a run whose processes the kernel did not all follow: it lacks
-			 * their tests and functions (docs/run.md, "Limits"). */
-			if (ok && run_meta_unseen(r)) {
+			/* Nor is an incomplete run (processes the kernel did not follow, a ring
+			 * that fell silent): it lacks their tests and functions (docs/run.md,
+			 * "Limits"). */
+			if (ok && (run_meta_unseen(r) || run_meta_silent(r))) {
 				ok = 0;
 				(*unseen)++;
 			}
@@ -372,7 +373,7 @@ int report_baseline_select(struct store *s, const struct run_meta *head, const c
 		if (chosen.n && out->unseen)
 			set_str(&out->rule,
 			        xasprintf("%s; %zu incomplete run%s left out (processes the kernel "
-			                  "did not follow)",
+			                  "did not follow, or a CPU's ring buffer fell silent)",
 			                  out->rule, out->unseen, plural(out->unseen)));
 		if (chosen.n && out->other_command)
 			set_str(&out->rule,

@@ -1492,6 +1492,7 @@ void report_diff_free(struct report_diff *d)
 	free(d->renamed);
 	free(d->confirm_ids);
 	free(d->holders);
+	free(d->head_incomplete);
 	free(d);
 }
 

@@ -202,8 +202,9 @@ struct report_diff {
 	double job_median_z;       /* the median |z| of the functions' mean over those runs
 	                              (0: not checked) */
 	int head_exit;             /* the head run's exit status (report_note_load; 0: passed) */
-	unsigned long head_unseen; /* the head run's processes the kernel did not follow
-	                              (RUN_TAG_UNSEEN, report_note_load; 0: none) */
+	char *head_incomplete;     /* why the head run is incomplete (run_meta_incomplete:
+	                              processes the kernel did not follow, a ring that fell
+	                              silent; report_note_load; NULL: complete), owned */
 	double head_other_cpus;    /* CPUs other processes kept busy during the head
 	                              run, and during the median history run that
 	                              measured it (NAN: not measured; report_note_load) */

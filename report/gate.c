@@ -33,7 +33,8 @@ void report_note_load(struct report_diff *d, const struct run_meta *head,
 {
 	d->head_other_cpus = run_meta_other_cpus(head);
 	d->head_exit = head->stats.exit_status;
-	d->head_unseen = run_meta_unseen(head);
+	free(d->head_incomplete);
+	d->head_incomplete = run_meta_incomplete(head);
 	history_load(b, &d->history_other_cpus, &d->history_other_spread);
 }
 
@@ -73,13 +74,10 @@ char *report_advisory(const struct report_baseline *b, const struct report_diff 
 		        "the head run's command exited with status %d: a failed, crashed or "
 		        "interrupted suite measures only a part of itself",
 		        d->head_exit);
-	if (d->head_unseen)
-		return xasprintf("%lu process%s of the head run sent no record: the kernel did not "
-		                 "follow %s, so the run lacks %s tests and functions; run the job "
-		                 "again",
-		                 d->head_unseen, d->head_unseen == 1 ? "" : "es",
-		                 d->head_unseen == 1 ? "it" : "them",
-		                 d->head_unseen == 1 ? "its" : "their");
+	if (d->head_incomplete)
+		return xasprintf("the head run is incomplete (%s), so it lacks the tests and "
+		                 "functions that ran unseen; run the job again",
+		                 d->head_incomplete);
 	if (b->command_differs)
 		return xstrdup("no base run ran the head run's command: another suite, or the same "
 		               "one with other options, is not the same measure");

@@ -41,8 +41,8 @@ struct report {
 /*
  * The gate (--fail-on-regression). report_advisory: why the verdict must not fail a build, a
  * sentence (owned), or NULL when it may: the head run's command exited with a status other
- * than 0 (report_diff.head_exit), the kernel did not follow some of the head run's processes
- * (report_diff.head_unseen), no base run ran the head's command
+ * than 0 (report_diff.head_exit), the head run is incomplete (report_diff.head_incomplete:
+ * the kernel did not follow some of its processes, or a CPU's ring fell silent), no base run ran the head's command
  * (report_baseline.command_differs), the noise model learned from fewer than
  * REPORT_MIN_HISTORY base-branch runs, the verdict is a regression of which none gates (fewer
  * than STATS_TAIL_SCALE_MIN_RUNS runs, and none stands out on a t(STATS_SHORT_MAX_DOF) tail:
@@ -57,8 +57,8 @@ struct report {
 enum report_gate { REPORT_GATE_PASS = 0, REPORT_GATE_FAIL, REPORT_GATE_UNKNOWN_BASE };
 /* Sets d's head_other_cpus (head's RUN_TAG_OTHER_CPUS), history_other_cpus (the median over
  * b's history runs that have one; NAN where none), history_other_spread, head_exit (the
- * head's exit status) and head_unseen (its RUN_TAG_UNSEEN): what report_advisory needs of the head
- * run. */
+ * head's exit status) and head_incomplete (from its RUN_TAG_UNSEEN and RUN_TAG_SILENT):
+ * what report_advisory needs of the head run. */
 void report_note_load(struct report_diff *d, const struct run_meta *head,
                       const struct report_baseline *b);
 /* Whether the head run measured other processes keeping fewer than REPORT_QUIET_CPUS busy

@@ -44,6 +44,9 @@ struct runner_session {
 	uint64_t stacks;     /* sample events */
 	uint64_t sampled_ns; /* CPU time the samples stand for */
 	uint64_t lost;       /* samples lost (rings full) */
+	/* CPU time counted on CPUs whose ring the kernel stopped writing to, from its last
+	 * record on (the perf backend's finish): the tasks that ran there sent nothing. */
+	uint64_t silent_ns;
 	pid_t child;         /* the command, once started */
 	/* CIPROF_TEST_UNFOLLOW=K (a test hook, docs/run.md): from the K-th process seen to
 	 * fork on, processes send nothing but their FORK, as ones the kernel did not follow. */

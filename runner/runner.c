@@ -426,6 +426,7 @@ finish:
 	st->lost = s.lost;
 	st->processes = s.tree.processes_seen;
 	st->unseen_processes = unseen_processes(&s);
+	st->silent_seconds = (double)s.silent_ns / 1e9;
 	st->threads = s.tree.threads_seen;
 	st->hz = opts->hz;
 	st->period_ns = s.period_ns;

@@ -10,6 +10,11 @@
 #    (CIPROF_TEST_UNFOLLOW=K,fork) are counted from ctest's list of tests: a passing ctest
 #    with a disabled test is not tagged, one whose last two tests were dropped is. ciprof ab
 #    profiles such a side again (at most twice).
+#    A ring buffer the kernel stopped writing to (simulated by CIPROF_TEST_SILENT_RING=K: the
+#    first CPU's ring delivers its first K records only): with processes exiting afterwards
+#    (their READs reach the other CPU's ring, not that one) the run is warned about and
+#    tagged host.silent_ring_seconds; one process alone going quiet on a CPU, with no exit to
+#    tell, is not.
 # 2. The report, on made-up profiles (tests/tools/wide_suite.py, seeded: one helper 40 %
 #    slower in each of three head runs, a regression that gates on a history of 20 runs): a base run so tagged is left
 #    out of the baseline and the history, and the baseline's rule says so; a head so tagged is
@@ -34,25 +39,52 @@ CIPROF_TEST_UNFOLLOW=4 run_capture unf "$CIPROF" run --db "$DB1" --tag case=unf 
 expect_rc "ciprof run (processes not followed)" 0 unf
 expect_grep "the run warns about the processes the kernel did not follow" "$TMP/unf.err" \
 	"warning: 5 processes of this run sent no sample nor any other record"
+# A ring the kernel stopped writing to: the fork-heavy command pinned to the first online CPU
+# (the first ring's), its ring silent after 40 records (the shell's exec and first samples):
+# the eight children then run there unseen, and their READs reach the other CPU's ring only.
+CPU0=$(cut -d, -f1 /sys/devices/system/cpu/online | cut -d- -f1)
+NCPU=$(getconf _NPROCESSORS_ONLN)
+CASES='{"plain": None, "bg": None, "unf": "5"}'
+if [ "$NCPU" -ge 2 ] && command -v taskset >/dev/null; then
+	CIPROF_TEST_SILENT_RING=40 run_capture sil "$CIPROF" -v run --db "$DB1" --tag case=sil -- \
+		taskset -c "$CPU0" sh -c "$FORKS"
+	expect_rc "ciprof run (a ring fell silent)" 0 sil
+	expect_grep "the run warns about the silent ring" "$TMP/sil.err" \
+		"warning: the kernel stopped writing to a CPU's ring buffer during this run"
+	expect_grep "-v names the CPU and the READs it lacks" "$TMP/sil.err" \
+		"CPU $CPU0: its ring buffer fell silent: 0 READs where another ring has 8,"
+	# One process alone, going quiet on its CPU: nothing exits afterwards to tell a ring the
+	# kernel stopped writing to from a task busy in the kernel (docs/run.md, "Limits").
+	CIPROF_TEST_SILENT_RING=40 run_capture alone "$CIPROF" run --db "$DB1" --tag case=alone -- \
+		taskset -c "$CPU0" sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done'
+	expect_rc "ciprof run (one process quiet on its CPU)" 0 alone
+	expect_no_grep "one process quiet on its CPU: no silent ring" "$TMP/alone.err" "ring buffer"
+	CASES='{"plain": None, "bg": None, "unf": "5", "sil": None, "alone": None}'
+else
+	echo "skip: the silent ring needs two CPUs and taskset"
+fi
 run_capture runs "$CIPROF" runs --db "$DB1" --format json
 expect_rc "ciprof runs --format json" 0 runs
-if python3 - "$TMP/runs.out" <<'PY'; then
+if python3 - "$TMP/runs.out" "$CASES" <<'PY'; then
 import json, sys
 tags = {r["tags"]["case"]: r["tags"] for r in json.load(open(sys.argv[1]))["runs"]}
 got = {k: t.get("host.unseen_processes") for k, t in tags.items()}
-print(f"host.unseen_processes: {got}")
-sys.exit(0 if got == {"plain": None, "bg": None, "unf": "5"} else 1)
+silent = {k: t.get("host.silent_ring_seconds") for k, t in tags.items()}
+print(f"host.unseen_processes: {got}; host.silent_ring_seconds: {silent}")
+want_silent = {k: k == "sil" for k in got}
+sys.exit(0 if got == eval(sys.argv[2]) and
+         {k: v is not None and float(v) > 0 for k, v in silent.items()} == want_silent else 1)
 PY
-	ok "host.unseen_processes: 5 on the run that had them, on no other"
+	ok "host.unseen_processes: 5 on the run that had them, host.silent_ring_seconds on the run whose ring fell silent, neither on any other"
 else
-	check_failed "host.unseen_processes wrong (above)"
+	check_failed "host.unseen_processes or host.silent_ring_seconds wrong (above)"
 fi
 UNF_ID=$(python3 -c 'import json,sys
 print([r["id"] for r in json.load(open(sys.argv[1]))["runs"] if r["tags"]["case"] == "unf"][0])' "$TMP/runs.out")
 run_capture showunf "$CIPROF" show --db "$DB1" "$UNF_ID"
 expect_rc "ciprof show of the incomplete run" 0 showunf
 expect_grep "ciprof show says the run is incomplete" "$TMP/showunf.err" \
-	"run $UNF_ID lacks 5 processes the kernel did not follow"
+	"run $UNF_ID is incomplete (5 processes the kernel did not follow)"
 
 # A process whose FORK never came either is counted where ctest says how many there should be:
 # a passing ctest forks one process per test it lists (DISABLED ones aside). A project of four
@@ -93,40 +125,45 @@ CIPROF_TEST_UNFOLLOW=2 run_capture ab "$CIPROF" ab --no-store --max-rounds 2 --h
 	--base "$SIDE" --head "$SIDE"
 expect_rc "ciprof ab, every run lacking a process" 0 ab
 expect_grep "ab says which run lacked a process, and runs it again" "$TMP/ab.err" \
-	"ab: the base run of round 1 lacks 1 process the kernel did not follow: profiling it again"
+	"ab: the base run of round 1 is incomplete (1 process the kernel did not follow): profiling it again"
 [ "$(wc -l <"$ABLOG")" -eq 12 ] && ok "ab ran each side of its 2 rounds 3 times" ||
 	check_failed "ab ran the sides $(wc -l <"$ABLOG") times, expected 12 (2 rounds, 2 sides, 3 runs)"
 
 # --- 2. the report ---
 GEN=$TMP/gen
 DB=$TMP/wide.db
-python3 "$CIPROF_SRC/tests/tools/wide_suite.py" "$GEN" --base-runs 21 --head-runs 3 --seed 13 >"$TMP/gen.out" ||
+python3 "$CIPROF_SRC/tests/tools/wide_suite.py" "$GEN" --base-runs 22 --head-runs 3 --seed 13 >"$TMP/gen.out" ||
 	fail "the generator failed"
 mkdir -p "$TMP/repo" && cd "$TMP/repo" || fail "no repo dir"
-wide_history "$DB" "$GEN" 21
-# tag_unseen RUN N: run RUN lacked N processes, as ciprof run tags such a run (the tag set in
+wide_history "$DB" "$GEN" 22
+# tag_run RUN KEY VALUE: tags run RUN as ciprof run tags an incomplete run (the tag set in
 # the database, so that an imported head's command line stays that of the others)
-tag_unseen() {
-	python3 - "$DB" "$1" "$2" <<'PY' || fail "cannot tag run $1"
+tag_run() {
+	python3 - "$DB" "$1" "$2" "$3" <<'PY' || fail "cannot tag run $1"
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-db.execute("INSERT INTO run_tags(run, key, value) VALUES (?, 'host.unseen_processes', ?)",
-           (int(sys.argv[2]), sys.argv[3]))
+db.execute("INSERT INTO run_tags(run, key, value) VALUES (?, ?, ?)",
+           (int(sys.argv[2]), sys.argv[3], sys.argv[4]))
 db.commit()
 PY
 }
-tag_unseen 15 3
+tag_run 15 host.unseen_processes 3
+tag_run 9 host.silent_ring_seconds 1.170
 git checkout -qb pr && echo pr >file && git commit -qam "pr" || fail "the PR branch"
-# head_run FILE [UNSEEN]: the next run of the PR's commit, always imported under one name
-# (h.pb), so that every head run has the same command line; UNSEEN: it lacked that many
-# processes
+# head_run FILE [UNSEEN SILENT]: the next run of the PR's commit, always imported under one
+# name (h.pb), so that every head run has the same command line; UNSEEN: it lacked that many
+# processes, SILENT: a ring fell silent for that many CPU-s
 head_run() {
 	cp "$GEN/$1" "$TMP/h.pb" || fail "copy $1"
 	run_capture imp "$CIPROF" -q import --db "$DB" --format pprof --branch pr \
 		--commit "$(git rev-parse HEAD)" "$TMP/h.pb"
 	[ "$RC" -eq 0 ] || { expect_rc "import the head run" 0 imp; finish; }
-	[ -z "${2:-}" ] || tag_unseen "$("$CIPROF" runs --db "$DB" --format json --limit 1 |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')" "$2"
+	[ -z "${2:-}" ] && return
+	local id
+	id=$("$CIPROF" runs --db "$DB" --format json --limit 1 |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')
+	tag_run "$id" host.unseen_processes "$2"
+	tag_run "$id" host.silent_ring_seconds "$3"
 }
 
 head_run head.pb
@@ -139,14 +176,14 @@ s = r["summary"]
 print(f"verdict {r['verdict']}, advisory {r['advisory']}; history {s['history_runs']} runs; "
       f"baseline: {r['baseline']}")
 sys.exit(0 if r["verdict"] == "regression" and not r["advisory"] and
-         s["history_runs"] == 20 and "1 incomplete run left out" in r["baseline"] else 1)
+         s["history_runs"] == 20 and "2 incomplete runs left out" in r["baseline"] else 1)
 PY
-	ok "an incomplete base run is left out of the baseline and the history, and the rule says so"
+	ok "incomplete base runs (processes not followed, a silent ring) are left out of the baseline and the history, and the rule says so"
 else
 	check_failed "the incomplete base run (above)"
 fi
 
-head_run head2.pb 2
+head_run head2.pb 2 0.5
 run_capture part "$CIPROF" -q report --db "$DB" --base main --format json --fail-on-regression
 expect_rc "--fail-on-regression, an incomplete head" 0 part
 if python3 - "$TMP/part.out" <<'PY'; then
@@ -155,7 +192,8 @@ r = json.load(open(sys.argv[1]))
 why = r.get("advisory_reason", "")
 print(f"verdict {r['verdict']}; advisory: {r['advisory']}: {why}")
 sys.exit(0 if r["verdict"] == "regression" and r["advisory"] and
-         "2 processes of the head run sent no record" in why else 1)
+         "the head run is incomplete (2 processes the kernel did not follow; 0.500 CPU-s "
+         "counted after a CPU's ring buffer fell silent)" in why else 1)
 PY
 	ok "an incomplete head is judged, advisory, and the JSON says why"
 else
@@ -164,7 +202,7 @@ fi
 run_capture partm "$CIPROF" -q report --db "$DB" --base main
 expect_rc "report (Markdown), an incomplete head" 0 partm
 expect_grep "the Markdown says why the verdict is advisory" "$TMP/partm.out" \
-	"2 processes of the head run sent no record"
+	"the head run is incomplete (2 processes the kernel did not follow; 0.500 CPU-s"
 run_capture need "$CIPROF" report --db "$DB" --base main --head-runs 3 --need-run
 expect_rc "--need-run on an incomplete head asks for another run" 0 need
 expect_grep "--need-run names the incomplete head" "$TMP/need.out" "rerun incomplete-head "
