@@ -187,27 +187,27 @@ struct report_diff {
 	double group_dof[STATS_TAIL_GROUPS], group_scale[STATS_TAIL_GROUPS];
 	/* the tail each stats_tail_group is judged with: 0 the steady items' own (see steady_tail
 	 * in diff.c), 1 the pooled one, 2 the clean steady items' own */
-	double head_spread;        /* variance of log time per item added to every
-	                              log-ratio test for a head run noisier than its
-	                              history (0: none; see deflate in diff.c) */
-	double head_median_z;      /* the head's median |z| over the functions deflate
-	                              checks (0: not checked) */
-	double history_spread;     /* the largest such median of a history run
-	                              (history_spread in diff.c; 0: not measured) */
-	double history_ordinary;   /* the largest median of a history run not itself in a slow
-	                              spell (history_spread in diff.c; 0: not measured) */
-	int job_spell;             /* the runs of the head's code moved together beyond the
-	                              history (a slow spell lasting them): combined as
-	                              their least significant one (job_spell in diff.c) */
-	double job_median_z;       /* the median |z| of the functions' mean over those runs
-	                              (0: not checked) */
-	int head_exit;             /* the head run's exit status (report_note_load; 0: passed) */
-	char *head_incomplete;     /* why the head run is incomplete (run_meta_incomplete:
-	                              processes the kernel did not follow, a ring that fell
-	                              silent; report_note_load; NULL: complete), owned */
-	double head_other_cpus;    /* CPUs other processes kept busy during the head
-	                              run, and during the median history run that
-	                              measured it (NAN: not measured; report_note_load) */
+	double head_spread;      /* variance of log time per item added to every
+	                            log-ratio test for a head run noisier than its
+	                            history (0: none; see deflate in diff.c) */
+	double head_median_z;    /* the head's median |z| over the functions deflate
+	                            checks (0: not checked) */
+	double history_spread;   /* the largest such median of a history run
+	                            (history_spread in diff.c; 0: not measured) */
+	double history_ordinary; /* the largest median of a history run not itself in a slow
+	                            spell (history_spread in diff.c; 0: not measured) */
+	int job_spell;           /* the runs of the head's code moved together beyond the
+	                            history (a slow spell lasting them): combined as
+	                            their least significant one (job_spell in diff.c) */
+	double job_median_z;     /* the median |z| of the functions' mean over those runs
+	                            (0: not checked) */
+	int head_exit;           /* the head run's exit status (report_note_load; 0: passed) */
+	char *head_incomplete;   /* why the head run is incomplete (run_meta_incomplete:
+	                            processes the kernel did not follow, a ring that fell
+	                            silent; report_note_load; NULL: complete), owned */
+	double head_other_cpus;  /* CPUs other processes kept busy during the head
+	                            run, and during the median history run that
+	                            measured it (NAN: not measured; report_note_load) */
 	double history_other_cpus;
 	double history_other_spread; /* those history runs' robust spread (1.4826 MAD) */
 	double level_variance;       /* variance of the history runs' log CPU level

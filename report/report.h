@@ -42,8 +42,8 @@ struct report {
  * The gate (--fail-on-regression). report_advisory: why the verdict must not fail a build, a
  * sentence (owned), or NULL when it may: the head run's command exited with a status other
  * than 0 (report_diff.head_exit), the head run is incomplete (report_diff.head_incomplete:
- * the kernel did not follow some of its processes, or a CPU's ring fell silent), no base run ran the head's command
- * (report_baseline.command_differs), the noise model learned from fewer than
+ * the kernel did not follow some of its processes, or a CPU's ring fell silent), no base run ran
+ * the head's command (report_baseline.command_differs), the noise model learned from fewer than
  * REPORT_MIN_HISTORY base-branch runs, the verdict is a regression of which none gates (fewer
  * than STATS_TAIL_SCALE_MIN_RUNS runs, and none stands out on a t(STATS_SHORT_MAX_DOF) tail:
  * report_cmp.gates), the verdict is a regression and other processes kept REPORT_BUSY_CPUS

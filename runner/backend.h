@@ -47,7 +47,7 @@ struct runner_session {
 	/* CPU time counted on CPUs whose ring the kernel stopped writing to, from its last
 	 * record on (the perf backend's finish): the tasks that ran there sent nothing. */
 	uint64_t silent_ns;
-	pid_t child;         /* the command, once started */
+	pid_t child; /* the command, once started */
 	/* CIPROF_TEST_UNFOLLOW=K (a test hook, docs/run.md): from the K-th process seen to
 	 * fork on, processes send nothing but their FORK, as ones the kernel did not follow. */
 	uint64_t unfollow_from, forks;

@@ -36,9 +36,9 @@
 /* A ring with SILENT_READS fewer READs than another (and nothing lost) is one the kernel
  * stopped writing to; READs stamped within READ_GRACE_NS of the final round are not
  * counted (perf_read_rings). */
-#define SILENT_READS  3
-#define READ_GRACE_NS 1000000ULL
-#define MAX_FRAMES    256
+#define SILENT_READS       3
+#define READ_GRACE_NS      1000000ULL
+#define MAX_FRAMES         256
 #define DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: fits the default perf_event_mlock_kb */
 /* --unwind dwarf rings hold about this many seconds of samples at --hz, up to MAX pages per
  * CPU and TOTAL bytes for all CPUs together (many-core machines). */
@@ -1110,10 +1110,11 @@ static uint64_t perf_finish(void *be, struct runner_session *rs)
 		if (r->nread + SILENT_READS > most || r->nlost)
 			continue;
 		rs->silent_ns += after[i] > 1000 ? after[i] : 1000;
-		log_verbose("CPU %d: its ring buffer fell silent: %llu READs where another ring has "
-		            "%llu, and %.3f CPU-s counted there after its last record",
-		            r->cpu, (unsigned long long)r->nread, (unsigned long long)most,
-		            (double)after[i] / 1e9);
+		log_verbose(
+		        "CPU %d: its ring buffer fell silent: %llu READs where another ring has "
+		        "%llu, and %.3f CPU-s counted there after its last record",
+		        r->cpu, (unsigned long long)r->nread, (unsigned long long)most,
+		        (double)after[i] / 1e9);
 	}
 	free(after);
 	/* A dummy event counts nothing: what the doorbells hold was swapped to them from the
