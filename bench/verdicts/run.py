@@ -2,7 +2,8 @@
 """bench/verdicts: how often `ciprof report` cries wolf, and how often it finds what is there.
 
     bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K] [--interleave K]
-                          [--trials-scale F] [--scale F] [--hz N] [--keep DIR] [--json FILE]
+                          [--trials-scale F] [--scale F] [--hz N] [--backend perf|preload]
+                          [--keep DIR] [--json FILE]
                           [--workload workload|workload2|workload3|workload4] [--head-runs N|auto]
 
 (bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
@@ -152,11 +153,16 @@ class Hog:
             self.p.wait()
 
 
+BACKEND = None  # --backend: ciprof run's sampler (CIPROF_RUN_BACKEND), else its own choice
+
+
 def profile(ciprof, repo, knobs, scale, hog=False, hz=None):
     env = clean_env(knobs)
     env["VB_SCALE"] = str(scale)
     if hz:
         env["CIPROF_RUN_HZ"] = str(hz)
+    if BACKEND:
+        env["CIPROF_RUN_BACKEND"] = BACKEND
     t0 = time.monotonic()
     with Hog(hog):
         r = subprocess.run([ciprof, "-q", "run", "--", "ctest", "--test-dir", "build", "-j2"],
@@ -222,6 +228,10 @@ def main():
     ap.add_argument("--trials-scale", type=float, default=1.0, help="more or fewer heads")
     ap.add_argument("--scale", type=float, help="workload size (default 1)")
     ap.add_argument("--hz", type=int, help="ciprof run's sampling rate (default: ciprof's own)")
+    ap.add_argument("--backend", choices=("perf", "preload"),
+                    help="ciprof run's sampler (default: ciprof's own choice, perf where the "
+                         "kernel allows it); preload measures verdicts as a CI runner that "
+                         "refuses perf_event_open gets them")
     ap.add_argument("--keep", help="build the repository here and keep it")
     ap.add_argument("--json", help="write every comparison's outcome to this file")
     ap.add_argument("--head-runs", type=head_runs_arg, default="auto", metavar="N|auto",
@@ -237,6 +247,8 @@ def main():
     if not os.path.isfile(os.path.join(wl, "planted.json")):
         sys.exit(f"run.py: no workload at {wl} (a folder with CMakeLists.txt and planted.json)")
     use_workload(wl)
+    global BACKEND
+    BACKEND = a.backend
     history = a.history or 10
     # --quick too: a history of ten back-to-back calm runs fits nearly normal tails (t(30)),
     # and a head on a busier machine then failed A/A builds (chase_init +13 %, parse_csv
