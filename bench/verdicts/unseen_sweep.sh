@@ -38,9 +38,10 @@ start_noise() { # $1: the round
 		(while :; do :; done) &
 	fi
 	LOOP=$! LOOP_KIND=$kind
+	disown "$LOOP" # no job notice when it is killed
 }
 stop_noise() {
-	[ -n "$LOOP" ] && { pkill -P "$LOOP"; kill "$LOOP"; wait "$LOOP"; } 2>/dev/null
+	[ -n "$LOOP" ] && { pkill -P "$LOOP"; kill "$LOOP"; } 2>/dev/null
 	LOOP=
 }
 trap stop_noise EXIT
