@@ -19,6 +19,7 @@
 #include "runner/attribution/markers.h"
 #include "runner/attribution/proctree.h"
 #include "runner/runner.h"
+#include "runner/sample/unwind.h"
 
 #include <poll.h>
 #include <stdint.h>
@@ -106,6 +107,10 @@ int runner_session_run(struct profile **out, const struct runner_opts *opts,
  * code the queue's events go through). */
 void runner_fork(struct runner_session *s, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid);
 void runner_comm(struct runner_session *s, pid_t pid, pid_t tid, const char *comm, int exec);
+
+/* The unwinder's view of mapping m of a process in s->tree: its object's path only when it
+ * has CFI to read (a file or the vdso). */
+struct unwind_map runner_unwind_map(const struct runner_session *s, const struct map *m);
 
 /* Processes the queued events stamped no later than limit (held back while a ctest is being
  * asked for its tests, unless limit is UINT64_MAX). */

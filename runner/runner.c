@@ -453,6 +453,13 @@ out:
 	return ret;
 }
 
+struct unwind_map runner_unwind_map(const struct runner_session *s, const struct map *m)
+{
+	const struct dso *d = &s->tree.dsos[m->dso];
+	return (struct unwind_map){m->start, m->end, m->pgoff,
+	                           d->kind == DSO_FILE || d->kind == DSO_VDSO ? d->path : NULL};
+}
+
 /* ---- choosing the backend ---- */
 
 int runner_run(struct profile **out, const struct runner_opts *opts)

@@ -25,7 +25,8 @@
 #define PL_VERSION       1
 #define PL_MAX_SLOTS     255 /* sample rings (threads sampled at once per process) */
 #define PL_MAX_FRAMES    128 /* frames per sample, leaf first */
-#define PL_MAX_RECORD    (16 + 16 + 8 * PL_MAX_FRAMES)
+#define PL_STACK_COPY    512 /* bytes of the stack a sample copies from its stack pointer */
+#define PL_MAX_RECORD    (16 + 16 + 8 * PL_MAX_FRAMES + 24 + PL_STACK_COPY)
 #define PL_MAX_WEIGHT    (1u << 20)  /* periods one sample may stand for */
 #define PL_MAX_EVENT     (16 * 1024) /* largest event record; maps come in chunks */
 #define PL_MIN_RING_SIZE 4096
@@ -111,7 +112,18 @@ struct pl_sample {
 	uint32_t nframes; /* ips[0] is the interrupted instruction, then return addresses */
 	uint64_t weight;  /* timer periods of the thread's CPU time since its previous sample,
 	                   * 1..PL_MAX_WEIGHT (from the thread's CPU clock) */
-	                  /* uint64_t ips[nframes]; */
+	                  /* uint64_t ips[nframes]; with PL_SAMPLE_STACK, struct pl_stack */
+};
+
+/* h.flags of PL_REC_SAMPLE: a struct pl_stack follows the ips, for the runner to find the
+ * caller a frameless leaf's frame-pointer chain lacks from the leaf's CFI (docs/preload.md). */
+#define PL_SAMPLE_STACK 1
+
+struct pl_stack {
+	uint64_t sp, bp; /* the interrupted %rsp and %rbp */
+	uint32_t len;    /* bytes copied from sp: a multiple of 8, at most PL_STACK_COPY */
+	uint32_t pad;
+	/* unsigned char bytes[len]; */
 };
 
 #define PL_START_FORK 1 /* h.flags: a fork child (inherits its parent's memory map) */

@@ -532,6 +532,24 @@ static void record_sample(struct thread_state *t, const ucontext_t *uc)
 	smp->tid = t->tid;
 	smp->nframes = n;
 	smp->weight = weight;
+	/* The top of the stack, for the leaf's caller (struct pl_stack): only on the thread's
+	 * own stack, and only what lies below its top, surely mapped. */
+	uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+	if (t->stack_hi && sp >= t->stack_lo && sp < t->stack_hi && !(sp & 7)) {
+		struct pl_stack *st = (struct pl_stack *)(ips + n);
+		uint64_t len = t->stack_hi - sp < PL_STACK_COPY ? t->stack_hi - sp : PL_STACK_COPY;
+		len &= ~(uint64_t)7;
+		const volatile uint64_t *from = (const volatile uint64_t *)(uintptr_t)sp;
+		uint64_t *to = (uint64_t *)(st + 1);
+		for (uint64_t i = 0; i < len / 8; i++)
+			to[i] = from[i];
+		st->sp = sp;
+		st->bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+		st->len = (uint32_t)len;
+		st->pad = 0;
+		smp->h.flags = PL_SAMPLE_STACK;
+		smp->h.size += (uint32_t)(sizeof(*st) + len);
+	}
 	ring_publish(t, pos, smp->h.size);
 }
 

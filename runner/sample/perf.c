@@ -658,14 +658,6 @@ static int sample_regs(struct session *s, struct proc *p, const struct perf_samp
 	return 0;
 }
 
-/* The unwinder's view of mapping m: its object's path only when it has CFI to read. */
-static struct unwind_map unwind_map_of(const struct session *s, const struct map *m)
-{
-	const struct dso *d = &s->rs->tree.dsos[m->dso];
-	return (struct unwind_map){m->start, m->end, m->pgoff,
-	                           d->kind == DSO_FILE || d->kind == DSO_VDSO ? d->path : NULL};
-}
-
 /*
  * --unwind dwarf: unwinds the sample's stack copy with the CFI of process p's objects into ips
  * (leaf first), falling back on (or continuing with) the kernel's frame-pointer chain fp[0..nfp)
@@ -683,7 +675,7 @@ static size_t dwarf_stack(struct session *s, struct proc *p, const struct perf_s
 	if (p->as.n > s->umaps_alloc)
 		ALLOC_GROW(s->umaps, p->as.n, s->umaps_alloc);
 	for (size_t i = 0; i < p->as.n; i++)
-		s->umaps[i] = unwind_map_of(s, &p->as.maps[i]);
+		s->umaps[i] = runner_unwind_map(s->rs, &p->as.maps[i]);
 	uint64_t dw[MAX_FRAMES];
 	enum unwind_end end;
 	size_t ndw =
@@ -710,7 +702,8 @@ static size_t fp_stack(struct session *s, struct proc *p, const struct perf_samp
 		return nfp;
 	}
 	const struct map *m = addr_space_find(&p->as, regs.r[UNWIND_RIP]);
-	struct unwind_map leaf = m ? unwind_map_of(s, m) : (struct unwind_map){0, 0, 0, NULL};
+	struct unwind_map leaf =
+	        m ? runner_unwind_map(s->rs, m) : (struct unwind_map){0, 0, 0, NULL};
 	return unwinder_fix_leaf(s->unw, leaf.path ? &leaf : NULL, &regs, smp->stack,
 	                         regs.r[UNWIND_RSP], (size_t)smp->stack_dyn, fp, nfp, ips,
 	                         MAX_FRAMES, NULL);
@@ -966,19 +959,7 @@ static void finish_unwinding(struct session *s)
 		return;
 	const struct unwinder_stats *u = unwinder_stats(s->unw);
 	if (s->opts->unwind == RUNNER_UNWIND_FP) {
-		uint64_t all = 0;
-		for (int i = 0; i < LEAF_FIX_NREASONS; i++)
-			all += u->leaf[i];
-		log_verbose("unwind: %llu frame-pointer stacks checked against the leaf's CFI in "
-		            "%.3f s: caller already there %llu, inserted %llu, rebuilt from the "
-		            "saved %%rbp %llu; no CFI at the pc %llu, return address beyond the "
-		            "%d-byte copy %llu",
-		            (unsigned long long)all, u->leaf_seconds,
-		            (unsigned long long)u->leaf[LEAF_FIX_KEPT],
-		            (unsigned long long)u->leaf[LEAF_FIX_INSERTED],
-		            (unsigned long long)u->leaf[LEAF_FIX_REBUILT],
-		            (unsigned long long)u->leaf[LEAF_FIX_NO_CFI], RUNNER_LEAF_STACK_SIZE,
-		            (unsigned long long)u->leaf[LEAF_FIX_OUT_OF_COPY]);
+		unwinder_log_leaf(s->unw, RUNNER_LEAF_STACK_SIZE);
 		unwinder_free(s->unw);
 		s->unw = NULL;
 		return;

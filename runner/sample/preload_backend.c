@@ -73,8 +73,26 @@ int pl_parse_record(const unsigned char *rec, size_t len, struct pl_view *out, c
 		memcpy(&s, rec, sizeof(s));
 		if (s.nframes > PL_MAX_FRAMES)
 			return bad(name, off, "sample with more frames than the sampler takes");
-		if (len != sizeof(s) + 8 * (size_t)s.nframes)
+		size_t at = sizeof(s) + 8 * (size_t)s.nframes;
+		if (h.flags & PL_SAMPLE_STACK) {
+			struct pl_stack st;
+			if (len < at + sizeof(st))
+				return bad(name, off, "sample too short for its stack copy");
+			memcpy(&st, rec + at, sizeof(st));
+			if (st.len > PL_STACK_COPY || (st.len & 7))
+				return bad(name, off,
+				           "sample's stack copy of a size the sampler never takes");
+			if (len != at + sizeof(st) + st.len)
+				return bad(name, off,
+				           "sample size disagrees with its frame count and stack "
+				           "copy");
+			out->u.sample.sp = st.sp;
+			out->u.sample.bp = st.bp;
+			out->u.sample.stack = rec + at + sizeof(st);
+			out->u.sample.stack_len = st.len;
+		} else if (len != at) {
 			return bad(name, off, "sample size disagrees with its frame count");
+		}
 		if (s.weight < 1 || s.weight > PL_MAX_WEIGHT)
 			return bad(name, off, "sample weight out of range");
 		if (s.tid <= 0)
@@ -426,6 +444,9 @@ struct psession {
 	char cmd_path[PATH_MAX];
 	uint64_t period_ns;
 	struct image *cur; /* the image whose rings are being read */
+	/* --unwind fp (the default): a frameless leaf's caller put back from its CFI and the
+	 * sample's stack copy (unwinder_fix_leaf), as the perf backend does */
+	struct unwinder *unw;
 };
 
 static struct image *image_of_pid(struct psession *s, pid_t pid)
@@ -717,6 +738,27 @@ static void finish_image(struct psession *s, size_t idx)
 
 /* ---- processing, in time order (the runner's ops) ---- */
 
+/*
+ * --unwind fp: the sampler's frame-pointer chain ips[0..n) with the caller of a frameless leaf
+ * (or of a prologue or epilogue) put back from the leaf's CFI and the sample's stack copy, as
+ * the perf backend does (unwinder_fix_leaf). Returns the new length.
+ */
+static size_t fix_leaf(struct psession *s, struct runner_session *rs, struct proc *p,
+                       const struct pl_view *v, uint64_t *ips, size_t n, size_t max)
+{
+	uint64_t fp[PL_MAX_FRAMES];
+	memcpy(fp, ips, n * sizeof(*fp));
+	struct unwind_regs regs = {.valid = 0};
+	regs.r[UNWIND_RIP] = fp[0];
+	regs.r[UNWIND_RSP] = v->u.sample.sp;
+	regs.r[UNWIND_RBP] = v->u.sample.bp;
+	regs.valid = 1u << UNWIND_RIP | 1u << UNWIND_RSP | 1u << UNWIND_RBP;
+	const struct map *m = addr_space_find(&p->as, fp[0]);
+	struct unwind_map leaf = m ? runner_unwind_map(rs, m) : (struct unwind_map){0, 0, 0, NULL};
+	return unwinder_fix_leaf(s->unw, leaf.path ? &leaf : NULL, &regs, v->u.sample.stack,
+	                         v->u.sample.sp, v->u.sample.stack_len, fp, n, ips, max, NULL);
+}
+
 static long preload_sample(void *be, struct runner_session *rs, const struct run_event *ev,
                            struct proc **pp, uint64_t *ips, size_t max, uint64_t *weight,
                            uint64_t *ns)
@@ -732,6 +774,8 @@ static long preload_sample(void *be, struct runner_session *rs, const struct run
 	rs->tree.procfs_fallback = im && !im->broken;
 	size_t n = v.u.sample.nframes < max ? v.u.sample.nframes : max;
 	memcpy(ips, v.u.sample.ips, 8 * n);
+	if (s->unw && n && v.u.sample.stack)
+		n = fix_leaf(s, rs, p, &v, ips, n, max);
 	*pp = p;
 	*weight = v.u.sample.weight;
 	*ns = v.u.sample.weight * s->period_ns;
@@ -1110,6 +1154,8 @@ static int preload_prepare(void *be, struct runner_session *rs, char ***env)
 static int preload_start(void *be, struct runner_session *rs)
 {
 	struct psession *s = be;
+	if (s->opts->unwind == RUNNER_UNWIND_FP)
+		s->unw = unwinder_new(rs->objs);
 	if (s->reachable) {
 		ALLOC_GROW(s->exp, s->nexp + 1, s->exp_alloc);
 		s->exp[s->nexp++] = (struct expect){
@@ -1128,7 +1174,13 @@ static void preload_exec_failed(void *be, struct runner_session *rs)
 
 static uint64_t preload_finish(void *be, struct runner_session *rs)
 {
+	struct psession *s = be;
 	check_expectations(be, 1);
+	if (s->unw) {
+		unwinder_log_leaf(s->unw, PL_STACK_COPY);
+		unwinder_free(s->unw);
+		s->unw = NULL;
+	}
 	return 0;
 }
 
@@ -1141,6 +1193,7 @@ static void preload_report(void *be, struct runner_session *rs)
 static void preload_release(void *be, struct runner_session *rs)
 {
 	struct psession *s = be;
+	unwinder_free(s->unw);
 	while (s->nimg) {
 		s->img[s->nimg - 1]->superseded = 1; /* no exit record: nothing processes it now */
 		close_image(s, s->img[--s->nimg]);

@@ -45,6 +45,11 @@ struct pl_view {
 			uint32_t nframes;
 			uint64_t weight;
 			const unsigned char *ips; /* nframes native uint64_t, maybe unaligned */
+			/* PL_SAMPLE_STACK: %rsp, %rbp and stack_len bytes copied from %rsp (stack
+			 * NULL without) */
+			uint64_t sp, bp;
+			const unsigned char *stack;
+			uint32_t stack_len;
 		} sample;
 		struct {
 			int32_t pid, ppid;

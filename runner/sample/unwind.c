@@ -750,3 +750,20 @@ void unwind_warn_truncated(const struct profile *p, enum unwind_advice advice)
 		        "where perf_event_open is allowed (docs/preload.md)",
 		        share, t.where);
 }
+
+void unwinder_log_leaf(const struct unwinder *u, size_t copy)
+{
+	const struct unwinder_stats *st = unwinder_stats(u);
+	uint64_t all = 0;
+	for (int i = 0; i < LEAF_FIX_NREASONS; i++)
+		all += st->leaf[i];
+	log_verbose("unwind: %llu frame-pointer stacks checked against the leaf's CFI in %.3f s: "
+	            "caller already there %llu, inserted %llu, rebuilt from the saved %%rbp %llu; "
+	            "no CFI at the pc %llu, return address beyond the %zu-byte copy %llu",
+	            (unsigned long long)all, st->leaf_seconds,
+	            (unsigned long long)st->leaf[LEAF_FIX_KEPT],
+	            (unsigned long long)st->leaf[LEAF_FIX_INSERTED],
+	            (unsigned long long)st->leaf[LEAF_FIX_REBUILT],
+	            (unsigned long long)st->leaf[LEAF_FIX_NO_CFI], copy,
+	            (unsigned long long)st->leaf[LEAF_FIX_OUT_OF_COPY]);
+}

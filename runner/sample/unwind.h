@@ -152,6 +152,9 @@ size_t unwinder_fix_leaf(struct unwinder *u, const struct unwind_map *leaf,
                          size_t stack_len, const uint64_t *fp, size_t nfp, uint64_t *out,
                          size_t max, enum leaf_fix *how);
 
+/* Says at -v what unwinder_fix_leaf did (copy: the stack copy's size, for the words). */
+void unwinder_log_leaf(const struct unwinder *u, size_t copy);
+
 /* ---- truncated frame-pointer stacks ---- */
 
 struct unwind_truncation {

@@ -6,6 +6,8 @@
 # - default options: every test gets its share of the CPU within 2 points of what it measured
 #   itself, and at least 95 % of leaf_mix's samples have their test as caller;
 # - --unwind dwarf agrees (same caller check, same tolerance);
+# - so does the LD_PRELOAD backend (its sampler copies 512 bytes of stack too), and its walk
+#   alone (--unwind fp-only) loses the caller;
 # - --unwind fp-only (the kernel's walk alone) loses the caller: the checks above mean
 #   something.
 . "$(dirname "$0")/lib.sh"
@@ -76,7 +78,22 @@ grep "leaf's CFI" "$TMP/default.err" | sed "s/^/note [$TEST_NAME]: /"
 profile dwarf --unwind dwarf
 expect_right dwarf
 
-# 3. The kernel's walk alone loses the caller.
+# 3. The LD_PRELOAD backend puts the caller back the same way, from the stack copy its
+#    sampler takes (docs/preload.md).
+profile preload --backend preload
+expect_right preload
+expect_grep "preload: -v says what the CFI did" "$TMP/preload.err" "stacks checked against the leaf's CFI"
+
+# 4. The preload sampler's walk alone loses the caller too.
+profile plfponly --backend preload --unwind fp-only
+read -r by_test total pct < <(leaf_callers plfponly.folded)
+if [ "$total" -ge 200 ] && python3 -c 'import sys; sys.exit(float(sys.argv[1]) > 10)' "$pct"; then
+	ok "preload fp-only: $by_test of $total leaf_mix samples ($pct %) name their test: the walk alone loses it"
+else
+	check_failed "preload fp-only: $by_test of $total leaf_mix samples ($pct %) name their test; check 3 proves nothing"
+fi
+
+# 5. The kernel's walk alone loses the caller.
 profile fponly --unwind fp-only
 read -r by_test total pct < <(leaf_callers fponly.folded)
 if [ "$total" -ge 200 ] && python3 -c 'import sys; sys.exit(float(sys.argv[1]) > 10)' "$pct"; then

@@ -382,13 +382,67 @@ static void test_record_alone(void **state)
 	assert_int_equal(v.u.thread.tid, 9);
 }
 
+/* A sample with its stack copy (PL_SAMPLE_STACK): the copy's registers and bytes reach the
+ * view; a copy of a size the sampler never takes, or a record size that disagrees, is an
+ * error naming the file and offset. */
+static void test_sample_stack(void **state)
+{
+	(void)state;
+	unsigned char b[sizeof(struct pl_sample) + 8 + sizeof(struct pl_stack) + PL_STACK_COPY + 8];
+	struct pl_view v;
+	struct pl_sample smp = {{PL_REC_SAMPLE, PL_SAMPLE_STACK, 0, 5}, 7, 1, 1};
+	struct pl_stack st = {0x7ffc0000, 0x7ffc0040, 16, 0};
+	uint64_t ip = 0x401000, words[2] = {0x401234, 0x7ffc0080};
+	size_t at = sizeof(smp) + 8;
+	smp.h.size = (uint32_t)(at + sizeof(st) + 16);
+	memcpy(b, &smp, sizeof(smp));
+	memcpy(b + sizeof(smp), &ip, 8);
+	memcpy(b + at, &st, sizeof(st));
+	memcpy(b + at + sizeof(st), words, 16);
+	assert_int_equal(pl_parse_record(b, smp.h.size, &v, "s.pl", 8), 0);
+	assert_int_equal(v.u.sample.nframes, 1);
+	assert_int_equal(v.u.sample.sp, 0x7ffc0000);
+	assert_int_equal(v.u.sample.bp, 0x7ffc0040);
+	assert_int_equal(v.u.sample.stack_len, 16);
+	assert_ptr_equal(v.u.sample.stack, b + at + sizeof(st));
+	/* without the flag, the same bytes are a sample whose size disagrees */
+	b[2] = 0;
+	assert_int_equal(pl_parse_record(b, smp.h.size, &v, "s.pl", 8), -1);
+	assert_non_null(strstr(cp_last_error(), "disagrees with its frame count"));
+	b[2] = PL_SAMPLE_STACK;
+	/* a copy that is not whole words */
+	st.len = 12;
+	memcpy(b + at, &st, sizeof(st));
+	assert_int_equal(pl_parse_record(b, smp.h.size, &v, "s.pl", 8), -1);
+	assert_non_null(strstr(cp_last_error(), "s.pl: offset 8: sample's stack copy"));
+	/* a copy larger than the sampler takes */
+	st.len = PL_STACK_COPY + 8;
+	memcpy(b + at, &st, sizeof(st));
+	smp.h.size = (uint32_t)(at + sizeof(st) + st.len);
+	memcpy(b, &smp, sizeof(smp));
+	assert_int_equal(pl_parse_record(b, smp.h.size, &v, "s.pl", 8), -1);
+	assert_non_null(strstr(cp_last_error(), "stack copy of a size the sampler never takes"));
+	/* a copy whose length runs past the record */
+	st.len = 32;
+	memcpy(b + at, &st, sizeof(st));
+	smp.h.size = (uint32_t)(at + sizeof(st) + 16);
+	memcpy(b, &smp, sizeof(smp));
+	assert_int_equal(pl_parse_record(b, smp.h.size, &v, "s.pl", 8), -1);
+	assert_non_null(strstr(cp_last_error(), "disagrees with its frame count and stack copy"));
+	/* too short for the copy's header */
+	smp.h.size = (uint32_t)(at + 8);
+	memcpy(b, &smp, sizeof(smp));
+	assert_int_equal(pl_parse_record(b, smp.h.size, &v, "s.pl", 8), -1);
+	assert_non_null(strstr(cp_last_error(), "too short for its stack copy"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_good_file),    cmocka_unit_test(test_wrap),
 	        cmocka_unit_test(test_bad_header),   cmocka_unit_test(test_bad_span),
 	        cmocka_unit_test(test_bad_records),  cmocka_unit_test(test_unknown_type_skipped),
-	        cmocka_unit_test(test_record_alone),
+	        cmocka_unit_test(test_record_alone), cmocka_unit_test(test_sample_stack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
