@@ -1078,8 +1078,8 @@ static uint64_t perf_finish(void *be, struct runner_session *rs)
 	 * A ring the kernel stopped writing to (seen once in some hundreds of runs: docs/run.md,
 	 * "Limits"): the tasks that exit afterwards send their READ to every other ring but not to
 	 * it, and whatever runs on its CPU sends nothing at all, while its event counts on. Its
-	 * silence is the CPU time counted there after its last record (at least 1 us, so that the
-	 * run is tagged). A ring that overflowed (LOST records) lacks records too: that is
+	 * silence is the CPU time counted there after its last record (at least 1 ms, the tag's
+	 * unit, so that the run is tagged). A ring that overflowed (LOST records) lacks records too: that is
 	 * reported as samples lost.
 	 */
 	uint64_t most = 0;
@@ -1090,7 +1090,7 @@ static uint64_t perf_finish(void *be, struct runner_session *rs)
 		const struct ring *r = &s->rings[i];
 		if (r->nread + SILENT_READS > most || r->nlost)
 			continue;
-		rs->silent_ns += after[i] > 1000 ? after[i] : 1000;
+		rs->silent_ns += after[i] > 1000000 ? after[i] : 1000000;
 		log_verbose(
 		        "CPU %d: its ring buffer fell silent: %llu READs where another ring has "
 		        "%llu, and %.3f CPU-s counted there after its last record",
