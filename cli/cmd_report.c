@@ -453,6 +453,7 @@ static int head_peers(struct store *s, const struct run_meta *head,
 		if (profile_total(p, NULL)) {
 			struct report_options o = *opts;
 			o.head_quiet = report_head_quiet(m);
+			o.dispersion = run_meta_dispersion(m);
 			o.head_busy = report_head_busy(m, base);
 			report_diff_new(&(*peers)[*n], base->merged, base->n, base->runs,
 			                base->nruns, p, &o);
@@ -719,6 +720,7 @@ int cmd_report(int argc, char **argv)
 		base.ref = kept;
 	}
 	a.opts.head_quiet = report_head_quiet(&head);
+	a.opts.dispersion = run_meta_dispersion(&head);
 	a.opts.head_busy = report_head_busy(&head, &base);
 	if (base.n) {
 		struct report_diff **peers;

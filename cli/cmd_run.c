@@ -527,6 +527,11 @@ int cmd_run(int argc, char **argv)
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)p->stats.unseen_processes);
 		run_meta_set_tag(&a.meta, RUN_TAG_UNSEEN, v);
 	}
+	if (p->stats.dispersion > 1.0005) {
+		char v[32];
+		snprintf(v, sizeof(v), "%.3f", p->stats.dispersion);
+		run_meta_set_tag(&a.meta, RUN_TAG_DISPERSION, v);
+	}
 	if (p->stats.silent_seconds > 0) {
 		char v[32];
 		snprintf(v, sizeof(v), "%.3f", p->stats.silent_seconds);

@@ -58,6 +58,11 @@ struct profile_stats {
 	                              set by the runner only (perf backend), stored as the run's
 	                              tag RUN_TAG_UNSEEN, not as a column */
 	uint64_t period_ns;        /* nanoseconds of CPU per sample (1e9 / hz) */
+	double dispersion;         /* the sample events' periods squared over their periods (1: each
+	                              stands for one period, as under perf; the preload backend's
+	                              stand for all the CPU time since the last): a count of n
+	                              periods varies as n * dispersion would under Poisson; set by
+	                              the runner only, stored as the run's tag RUN_TAG_DISPERSION */
 	double silent_seconds;     /* CPU time counted on a CPU after its ring buffer fell silent
 	                              (runner_session.silent_ns): set by the runner only (perf
 	                              backend), stored as the run's tag RUN_TAG_SILENT */

@@ -61,6 +61,14 @@ unsigned long run_meta_unseen(const struct run_meta *m)
 	return n && !*end ? n : 0;
 }
 
+double run_meta_dispersion(const struct run_meta *m)
+{
+	const char *v = run_meta_tag(m, RUN_TAG_DISPERSION);
+	char *end;
+	double x = v && *v ? strtod(v, &end) : 1;
+	return v && *v && !*end && isfinite(x) && x >= 1 ? x : 1;
+}
+
 double run_meta_silent(const struct run_meta *m)
 {
 	const char *v = run_meta_tag(m, RUN_TAG_SILENT);

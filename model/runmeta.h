@@ -56,6 +56,11 @@ struct run_meta {
  * run aside as it does one with RUN_TAG_UNSEEN. */
 #define RUN_TAG_SILENT "host.silent_ring_seconds"
 
+/* The tag ciprof run gives a run whose sample events stood for more than one period each
+ * (the preload backend's coarse CPU-time timers): profile_stats.dispersion, "%.3f", when over
+ * 1; a report's count tests take a count of n periods for n / dispersion samples. */
+#define RUN_TAG_DISPERSION "host.sample_dispersion"
+
 /* Embedded object: all strings start as owned "" copies. */
 void run_meta_init(struct run_meta *m);
 void run_meta_release(struct run_meta *m);
@@ -67,6 +72,8 @@ const char *run_meta_tag(const struct run_meta *m, const char *key);
 double run_meta_other_cpus(const struct run_meta *m);
 /* Its RUN_TAG_UNSEEN as a number: 0 when the run has none (or not a whole number). */
 unsigned long run_meta_unseen(const struct run_meta *m);
+/* Its RUN_TAG_DISPERSION as a number: 1 when the run has none (or not a number >= 1). */
+double run_meta_dispersion(const struct run_meta *m);
 /* Its RUN_TAG_SILENT as a number: 0 when the run has none (or not a number > 0). */
 double run_meta_silent(const struct run_meta *m);
 /* Whether the run is incomplete (RUN_TAG_UNSEEN or RUN_TAG_SILENT): NULL, or why, in words

@@ -21,6 +21,9 @@ struct report_options {
 	int head_busy;     /* other processes kept more CPUs busy during the head run than during
 	                      its history (report_head_busy): a flagged test's functions are not
 	                      asked on their own (descend in diff.c) */
+	double dispersion; /* the head run's sample dispersion (run_meta_dispersion; 0 or 1: one
+	                      period a sample): a function new or gone is judged on its count of
+	                      periods divided by it (fill_cmp in diff.c) */
 };
 
 #define REPORT_MIN_CHANGE 0.05

@@ -43,6 +43,7 @@ struct runner_session {
 	/* run statistics */
 	uint64_t samples;    /* periods sampled (a preload stack may stand for several) */
 	uint64_t stacks;     /* sample events */
+	uint64_t weight_sq;  /* the sum of each sample event's periods squared */
 	uint64_t sampled_ns; /* CPU time the samples stand for */
 	uint64_t lost;       /* samples lost (rings full) */
 	/* CPU time counted on CPUs whose ring the kernel stopped writing to, from its last

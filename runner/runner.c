@@ -101,6 +101,7 @@ static void apply_sample(struct runner_session *s, const struct run_event *ev)
 			               process, part_ns);
 	}
 	s->samples += weight;
+	s->weight_sq += weight * weight;
 	s->stacks++;
 	s->sampled_ns += ns;
 }
@@ -423,6 +424,7 @@ finish:
 	}
 	struct profile_stats *st = &s.prof->stats;
 	st->samples = s.samples;
+	st->dispersion = s.samples ? (double)s.weight_sq / (double)s.samples : 1;
 	st->lost = s.lost;
 	st->processes = s.tree.processes_seen;
 	st->unseen_processes = unseen_processes(&s);

@@ -355,7 +355,9 @@ def main():
             outcomes.append({"scenario": name, "trial": t, "exit": rc, "verdict": r["verdict"],
                              "advisory": r.get("advisory"), "found": hit,
                              "factor": r.get("scale", {}).get("factor"),
-                             "flagged": [f"{x['name']} {x.get('measure', 'test')} {x['delta']:+.1%}"
+                             "flagged": [f"{x['name']} {x.get('measure', 'test')} "
+                                         + (f"{x['delta']:+.1%}" if x.get("delta") is not None
+                                            else "new")
                                          for x in sig]})
             sm = r.get("summary", {})
             load = (f", others {sm['head_other_cpus']:.2f} CPUs (history "

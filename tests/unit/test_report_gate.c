@@ -360,6 +360,56 @@ static const struct report_cmp *cmp_of(const struct report_diff *d, enum report_
 	return NULL;
 }
 
+/*
+ * A function new in the head, judged by the count test (nothing to take a log ratio of): 18
+ * periods in a 3 CPU-second suite at 999 Hz (0.6 %), none in the five base runs. Sampled one
+ * period an event (perf), that is 18 samples of new code, a regression; from the preload
+ * backend's coarse timers under load, an event stood for about six periods (the run's
+ * host.sample_dispersion tag), three events, which chance gives code that ran as often in the
+ * base runs without being caught there.
+ */
+static void test_new_function_dispersion(void **state)
+{
+	(void)state;
+	for (int coarse = 0; coarse < 2; coarse++) {
+		struct synth base;
+		synth_init(&base, 3, 999);
+		base.jitter = 0.01;
+		struct rng r = {777};
+		struct profile *runs[10], *merged, *all;
+		synth_base(&base, &r, 10, runs, &all);
+		merged = profile_new(); /* the baseline: the newest five of the ten */
+		for (size_t i = 0; i < 5; i++) {
+			profile_merge(merged, runs[i]);
+			merged->stats.samples += runs[i]->stats.samples;
+			merged->stats.cpu_seconds += runs[i]->stats.cpu_seconds;
+		}
+		merged->stats.hz = runs[0]->stats.hz;
+		merged->stats.period_ns = runs[0]->stats.period_ns;
+		struct profile *hp = synth_run(&base, &r, 1.0);
+		uint32_t root = profile_node(hp, 0, syn_frame(hp, "suite", 1));
+		uint32_t fresh = profile_node(hp, root, syn_frame(hp, "libuv.so.1+0x1acd6", 0));
+		profile_add(hp, 0, fresh, 18);
+		hp->stats.samples += 18;
+		struct report_options o;
+		report_options_init(&o);
+		o.dispersion = coarse ? 6 : 1;
+		struct report_diff *d;
+		report_diff_new(&d, merged, 5, runs, 10, hp, &o);
+		const struct report_cmp *c = cmp_of(d, REPORT_SELF, "libuv.so.1+0x1acd6");
+		assert_non_null(c);
+		assert_true(isinf(c->change)); /* new */
+		assert_int_equal(c->significant, !coarse);
+		assert_int_equal(d->verdict, coarse ? REPORT_OK : REPORT_REGRESSED);
+		report_diff_free(d);
+		for (size_t i = 0; i < 10; i++)
+			profile_free(runs[i]);
+		profile_free(merged);
+		profile_free(all);
+		profile_free(hp);
+	}
+}
+
 /* head compared with base (HIST runs merged; hist history runs), peer (another run of its
  * commit, id 7) asked too (report_diff_new_confirmed). */
 enum { HIST = 30 };
@@ -873,6 +923,7 @@ int main(void)
 	        cmocka_unit_test(test_quiet_head),
 	        cmocka_unit_test(test_unknown_base),
 	        cmocka_unit_test(test_renamed_program),
+	        cmocka_unit_test(test_new_function_dispersion),
 	        cmocka_unit_test(test_confirm_runs),
 	        cmocka_unit_test(test_undecided),
 	        cmocka_unit_test(test_spell_job),
