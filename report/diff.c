@@ -546,7 +546,10 @@ static void job_spell(struct report_diff *d, struct report_diff *const *peers, s
 /*
  * Every run of the head's code (report_diff_new_confirmed): each judged item's p becomes
  * max(p over the k runs)^confirm_power when every run judged it and moved it the same way,
- * else 1 (a job in a slow spell: job_spell, the power is 1).
+ * else 1 (a job in a slow spell: job_spell, the power is 1). A function new or gone (the count
+ * test) takes the largest p of the runs, each of which must have judged it the same way: a
+ * function new in one run of three is no finding (a preload head flagged `ctest`'s zlib code,
+ * one sample of 22 periods in one of its three runs, as new).
  */
 static void confirm_p(struct report_diff *d, struct report_diff *const *peers, size_t n,
                       const double *k_run)
@@ -554,8 +557,20 @@ static void confirm_p(struct report_diff *d, struct report_diff *const *peers, s
 	double k = (double)(n + 1);
 	for (size_t i = 0; i < d->nitems; i++) {
 		struct report_cmp *c = &d->items[i].cmp;
-		if (!c->tested || !c->ratio_test)
+		if (!c->tested)
 			continue;
+		if (!c->ratio_test) {
+			double worst = c->p;
+			for (size_t j = 0; j < n && worst < 1; j++) {
+				const struct report_item *o = same_item(peers[j], &d->items[i]);
+				worst = o && o->cmp.tested && !o->cmp.ratio_test &&
+				                        (o->cmp.change > 0) == (c->change > 0)
+				                ? fmax(worst, o->cmp.p)
+				                : 1;
+			}
+			c->p = worst;
+			continue;
+		}
 		double worst = widened_p(d, c, k_run[n]);
 		for (size_t j = 0; j < n; j++) {
 			const struct report_item *o = same_item(peers[j], &d->items[i]);

@@ -86,7 +86,8 @@ def score(head, rc, r):
     return {"fail": rc == 1, "flagged": bool(funcs or tests), "items": len(funcs) + len(tests),
             "found": hit,
             "others": bool(others), "shift": shift, "busy": busy,
-            "flags": [f"{x['name']} {x.get('measure', 'test')} {x['delta']:+.1%}"
+            "flags": [f"{x['name']} {x.get('measure', 'test')} "
+                      + (f"{x['delta']:+.1%}" if x.get("delta") is not None else "new")
                       for x in funcs + tests]}
 
 

@@ -410,6 +410,66 @@ static void test_new_function_dispersion(void **state)
 	}
 }
 
+/* head (and peer, when not NULL) with fresh periods of a function no base run has. */
+static struct profile *with_new(const struct synth *base, struct rng *r, uint64_t fresh)
+{
+	struct profile *hp = synth_run(base, r, 1.0);
+	if (fresh) {
+		uint32_t root = profile_node(hp, 0, syn_frame(hp, "suite", 1));
+		uint32_t n = profile_node(hp, root, syn_frame(hp, "deflateReset", 0));
+		profile_add(hp, 0, n, fresh);
+		hp->stats.samples += fresh;
+	}
+	return hp;
+}
+
+/*
+ * Every run of the head's commit (report_diff_new_confirmed, a history of 20 runs): a function
+ * new in the head run is a finding only when the other run of the commit has it too. 40 periods
+ * of it (1.3 % of a 3 CPU-second suite) in the head run alone: not flagged; in both runs:
+ * flagged, in each run's own figures.
+ */
+static void test_new_function_confirmed(void **state)
+{
+	(void)state;
+	for (int in_peer = 0; in_peer < 2; in_peer++) {
+		struct synth base;
+		synth_init(&base, 3, 999);
+		base.jitter = 0.01;
+		struct rng r = {4242};
+		struct profile *runs[20], *merged, *all;
+		synth_base(&base, &r, 20, runs, &all);
+		merged = profile_new();
+		for (size_t i = 0; i < 5; i++) {
+			profile_merge(merged, runs[i]);
+			merged->stats.samples += runs[i]->stats.samples;
+			merged->stats.cpu_seconds += runs[i]->stats.cpu_seconds;
+		}
+		merged->stats.hz = runs[0]->stats.hz;
+		merged->stats.period_ns = runs[0]->stats.period_ns;
+		struct profile *hp = with_new(&base, &r, 40);
+		struct profile *peer = with_new(&base, &r, in_peer ? 40 : 0);
+		struct report_options o;
+		report_options_init(&o);
+		struct report_diff *dp, *d;
+		report_diff_new(&dp, merged, 5, runs, 20, peer, &o);
+		int64_t id = 7;
+		report_diff_new_confirmed(&d, merged, 5, runs, 20, hp, &dp, &id, 1, &o);
+		const struct report_cmp *c = cmp_of(d, REPORT_SELF, "deflateReset");
+		assert_non_null(c);
+		assert_true(isinf(c->change));
+		assert_int_equal(c->significant, in_peer);
+		report_diff_free(dp);
+		report_diff_free(d);
+		for (size_t i = 0; i < 20; i++)
+			profile_free(runs[i]);
+		profile_free(merged);
+		profile_free(all);
+		profile_free(hp);
+		profile_free(peer);
+	}
+}
+
 /* head compared with base (HIST runs merged; hist history runs), peer (another run of its
  * commit, id 7) asked too (report_diff_new_confirmed). */
 enum { HIST = 30 };
@@ -924,6 +984,7 @@ int main(void)
 	        cmocka_unit_test(test_unknown_base),
 	        cmocka_unit_test(test_renamed_program),
 	        cmocka_unit_test(test_new_function_dispersion),
+	        cmocka_unit_test(test_new_function_confirmed),
 	        cmocka_unit_test(test_confirm_runs),
 	        cmocka_unit_test(test_undecided),
 	        cmocka_unit_test(test_spell_job),
