@@ -1079,8 +1079,8 @@ static uint64_t perf_finish(void *be, struct runner_session *rs)
 	 * "Limits"): the tasks that exit afterwards send their READ to every other ring but not to
 	 * it, and whatever runs on its CPU sends nothing at all, while its event counts on. Its
 	 * silence is the CPU time counted there after its last record (at least 1 ms, the tag's
-	 * unit, so that the run is tagged). A ring that overflowed (LOST records) lacks records too: that is
-	 * reported as samples lost.
+	 * unit, so that the run is tagged). A ring that overflowed (LOST records) lacks records
+	 * too: that is reported as samples lost.
 	 */
 	uint64_t most = 0;
 	for (size_t i = 0; i < s->nrings; i++)
