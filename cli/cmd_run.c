@@ -44,8 +44,8 @@ static const struct cli_option run_options[] = {
         {"backend", OPT_BACKEND, "B", "auto (default), perf or preload"},
         {"unwind", OPT_UNWIND, "U",
          "fp (frame pointers; a frameless leaf's caller from its CFI; default), fp-only (the "
-         "kernel's frame-pointer walk alone) or dwarf (copies of the stack unwound with their "
-         "CFI)"},
+         "frame-pointer walk alone) or dwarf (copies of the stack unwound with their CFI; "
+         "perf backend only)"},
         {"stack-size", OPT_STACK_SIZE, "N",
          "--unwind dwarf: bytes of stack copied per sample, a multiple of 8 up to 65528 "
          "(default 8192)"},
