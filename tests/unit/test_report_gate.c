@@ -360,6 +360,20 @@ static const struct report_cmp *cmp_of(const struct report_diff *d, enum report_
 	return NULL;
 }
 
+/* The baseline of the newest n history runs, merged as report's baseline is. */
+static struct profile *merge_newest(struct profile *const *runs, size_t n)
+{
+	struct profile *merged = profile_new();
+	for (size_t i = 0; i < n; i++) {
+		profile_merge(merged, runs[i]);
+		merged->stats.samples += runs[i]->stats.samples;
+		merged->stats.cpu_seconds += runs[i]->stats.cpu_seconds;
+	}
+	merged->stats.hz = runs[0]->stats.hz;
+	merged->stats.period_ns = runs[0]->stats.period_ns;
+	return merged;
+}
+
 /*
  * A function new in the head, judged by the count test (nothing to take a log ratio of): 18
  * periods in a 3 CPU-second suite at 999 Hz (0.6 %), none in the five base runs. Sampled one
@@ -378,14 +392,7 @@ static void test_new_function_dispersion(void **state)
 		struct rng r = {777};
 		struct profile *runs[10], *merged, *all;
 		synth_base(&base, &r, 10, runs, &all);
-		merged = profile_new(); /* the baseline: the newest five of the ten */
-		for (size_t i = 0; i < 5; i++) {
-			profile_merge(merged, runs[i]);
-			merged->stats.samples += runs[i]->stats.samples;
-			merged->stats.cpu_seconds += runs[i]->stats.cpu_seconds;
-		}
-		merged->stats.hz = runs[0]->stats.hz;
-		merged->stats.period_ns = runs[0]->stats.period_ns;
+		merged = merge_newest(runs, 5);
 		struct profile *hp = synth_run(&base, &r, 1.0);
 		uint32_t root = profile_node(hp, 0, syn_frame(hp, "suite", 1));
 		uint32_t fresh = profile_node(hp, root, syn_frame(hp, "libuv.so.1+0x1acd6", 0));
@@ -439,14 +446,7 @@ static void test_new_function_confirmed(void **state)
 		struct rng r = {4242};
 		struct profile *runs[20], *merged, *all;
 		synth_base(&base, &r, 20, runs, &all);
-		merged = profile_new();
-		for (size_t i = 0; i < 5; i++) {
-			profile_merge(merged, runs[i]);
-			merged->stats.samples += runs[i]->stats.samples;
-			merged->stats.cpu_seconds += runs[i]->stats.cpu_seconds;
-		}
-		merged->stats.hz = runs[0]->stats.hz;
-		merged->stats.period_ns = runs[0]->stats.period_ns;
+		merged = merge_newest(runs, 5);
 		struct profile *hp = with_new(&base, &r, 40);
 		struct profile *peer = with_new(&base, &r, in_peer ? 40 : 0);
 		struct report_options o;
