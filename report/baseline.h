@@ -37,8 +37,9 @@ struct report_baseline {
 	size_t failed;        /* a branch's runs the head contains left out because their
 	                         command's exit status was not 0 (failed, crashed, interrupted) */
 	size_t other_command; /* ... and because they ran another command than the head's */
-	size_t unseen;        /* ... and because the kernel did not follow some of their
-	                         processes (RUN_TAG_UNSEEN: the run lacks their tests) */
+	size_t unseen;        /* ... and because they are incomplete: the kernel did not follow
+	                         some of their processes (RUN_TAG_UNSEEN) or a CPU's ring fell
+	                         silent (RUN_TAG_SILENT); the run lacks their tests */
 	int command_differs;  /* none of them ran the head's command: runs of any were taken */
 	int unknown;          /* ref names no branch, run or commit in the database */
 	char *commit;         /* commit of the first chosen run: at the merge-base when one is, else
