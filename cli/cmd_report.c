@@ -433,7 +433,7 @@ static int head_peers(struct store *s, const struct run_meta *head,
 	int r = 0;
 	for (size_t i = 0; i < nruns && *n < want; i++) {
 		const struct run_meta *m = &runs[i];
-		if (m->dirty || m->stats.exit_status || run_meta_unseen(m) || run_meta_silent(m) ||
+		if (m->dirty || m->stats.exit_status || run_meta_is_incomplete(m) ||
 		    strcmp(m->command, head->command) ||
 		    m->stats.period_ns != head->stats.period_ns || !same_tags(m, head) ||
 		    same_figures(m, head))

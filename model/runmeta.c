@@ -77,6 +77,11 @@ double run_meta_silent(const struct run_meta *m)
 	return v && *v && !*end && isfinite(x) && x > 0 ? x : 0;
 }
 
+int run_meta_is_incomplete(const struct run_meta *m)
+{
+	return run_meta_unseen(m) || run_meta_silent(m) > 0;
+}
+
 char *run_meta_incomplete(const struct run_meta *m)
 {
 	return run_incomplete_why(run_meta_unseen(m), run_meta_silent(m));

@@ -80,6 +80,8 @@ double run_meta_silent(const struct run_meta *m);
  * and numbers only ("6 processes the kernel did not follow; 1.170 CPU-s counted after a CPU's
  * ring buffer fell silent"), to be freed. */
 char *run_meta_incomplete(const struct run_meta *m);
+/* The same as a yes or no, nothing allocated. */
+int run_meta_is_incomplete(const struct run_meta *m);
 /* The same from the figures: unseen processes, silent CPU-seconds (profile_stats'). */
 char *run_incomplete_why(unsigned long long unseen, double silent);
 /* Whether command is one 'ciprof import' stores (the import's own command line): the

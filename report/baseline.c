@@ -193,7 +193,7 @@ static int branch_ancestors(struct store *s, const char *branch, const struct ru
 			/* Nor is an incomplete run (processes the kernel did not follow, a ring
 			 * that fell silent): it lacks their tests and functions (docs/run.md,
 			 * "Limits"). */
-			if (ok && (run_meta_unseen(r) || run_meta_silent(r))) {
+			if (ok && run_meta_is_incomplete(r)) {
 				ok = 0;
 				(*unseen)++;
 			}

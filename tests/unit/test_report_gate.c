@@ -360,18 +360,47 @@ static const struct report_cmp *cmp_of(const struct report_diff *d, enum report_
 	return NULL;
 }
 
-/* The baseline of the newest n history runs, merged as report's baseline is. */
-static struct profile *merge_newest(struct profile *const *runs, size_t n)
+/* A history of n runs of base (at most 20) and the baseline of its newest five, merged as
+ * report's baseline is. */
+struct hist {
+	struct profile *runs[20], *all, *merged;
+	size_t n;
+};
+
+static void hist_init(struct hist *h, const struct synth *base, struct rng *r, size_t n)
 {
-	struct profile *merged = profile_new();
-	for (size_t i = 0; i < n; i++) {
-		profile_merge(merged, runs[i]);
-		merged->stats.samples += runs[i]->stats.samples;
-		merged->stats.cpu_seconds += runs[i]->stats.cpu_seconds;
+	h->n = n;
+	synth_base(base, r, n, h->runs, &h->all);
+	h->merged = profile_new();
+	for (size_t i = 0; i < 5; i++) {
+		profile_merge(h->merged, h->runs[i]);
+		h->merged->stats.samples += h->runs[i]->stats.samples;
+		h->merged->stats.cpu_seconds += h->runs[i]->stats.cpu_seconds;
 	}
-	merged->stats.hz = runs[0]->stats.hz;
-	merged->stats.period_ns = runs[0]->stats.period_ns;
-	return merged;
+	h->merged->stats.hz = h->runs[0]->stats.hz;
+	h->merged->stats.period_ns = h->runs[0]->stats.period_ns;
+}
+
+static void hist_free(struct hist *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		profile_free(h->runs[i]);
+	profile_free(h->all);
+	profile_free(h->merged);
+}
+
+/* A head run of base with fresh periods of function name, which no base run has. */
+static struct profile *with_new(const struct synth *base, struct rng *r, const char *name,
+                                uint64_t fresh)
+{
+	struct profile *hp = synth_run(base, r, 1.0);
+	if (fresh) {
+		uint32_t root = profile_node(hp, 0, syn_frame(hp, "suite", 1));
+		uint32_t n = profile_node(hp, root, syn_frame(hp, name, 0));
+		profile_add(hp, 0, n, fresh);
+		hp->stats.samples += fresh;
+	}
+	return hp;
 }
 
 /*
@@ -390,44 +419,23 @@ static void test_new_function_dispersion(void **state)
 		synth_init(&base, 3, 999);
 		base.jitter = 0.01;
 		struct rng r = {777};
-		struct profile *runs[10], *merged, *all;
-		synth_base(&base, &r, 10, runs, &all);
-		merged = merge_newest(runs, 5);
-		struct profile *hp = synth_run(&base, &r, 1.0);
-		uint32_t root = profile_node(hp, 0, syn_frame(hp, "suite", 1));
-		uint32_t fresh = profile_node(hp, root, syn_frame(hp, "libuv.so.1+0x1acd6", 0));
-		profile_add(hp, 0, fresh, 18);
-		hp->stats.samples += 18;
+		struct hist h;
+		hist_init(&h, &base, &r, 10);
+		struct profile *hp = with_new(&base, &r, "libuv.so.1+0x1acd6", 18);
 		struct report_options o;
 		report_options_init(&o);
 		o.dispersion = coarse ? 6 : 1;
 		struct report_diff *d;
-		report_diff_new(&d, merged, 5, runs, 10, hp, &o);
+		report_diff_new(&d, h.merged, 5, h.runs, h.n, hp, &o);
 		const struct report_cmp *c = cmp_of(d, REPORT_SELF, "libuv.so.1+0x1acd6");
 		assert_non_null(c);
 		assert_true(isinf(c->change)); /* new */
 		assert_int_equal(c->significant, !coarse);
 		assert_int_equal(d->verdict, coarse ? REPORT_OK : REPORT_REGRESSED);
 		report_diff_free(d);
-		for (size_t i = 0; i < 10; i++)
-			profile_free(runs[i]);
-		profile_free(merged);
-		profile_free(all);
+		hist_free(&h);
 		profile_free(hp);
 	}
-}
-
-/* head (and peer, when not NULL) with fresh periods of a function no base run has. */
-static struct profile *with_new(const struct synth *base, struct rng *r, uint64_t fresh)
-{
-	struct profile *hp = synth_run(base, r, 1.0);
-	if (fresh) {
-		uint32_t root = profile_node(hp, 0, syn_frame(hp, "suite", 1));
-		uint32_t n = profile_node(hp, root, syn_frame(hp, "deflateReset", 0));
-		profile_add(hp, 0, n, fresh);
-		hp->stats.samples += fresh;
-	}
-	return hp;
 }
 
 /*
@@ -444,27 +452,23 @@ static void test_new_function_confirmed(void **state)
 		synth_init(&base, 3, 999);
 		base.jitter = 0.01;
 		struct rng r = {4242};
-		struct profile *runs[20], *merged, *all;
-		synth_base(&base, &r, 20, runs, &all);
-		merged = merge_newest(runs, 5);
-		struct profile *hp = with_new(&base, &r, 40);
-		struct profile *peer = with_new(&base, &r, in_peer ? 40 : 0);
+		struct hist h;
+		hist_init(&h, &base, &r, 20);
+		struct profile *hp = with_new(&base, &r, "deflateReset", 40);
+		struct profile *peer = with_new(&base, &r, "deflateReset", in_peer ? 40 : 0);
 		struct report_options o;
 		report_options_init(&o);
 		struct report_diff *dp, *d;
-		report_diff_new(&dp, merged, 5, runs, 20, peer, &o);
+		report_diff_new(&dp, h.merged, 5, h.runs, h.n, peer, &o);
 		int64_t id = 7;
-		report_diff_new_confirmed(&d, merged, 5, runs, 20, hp, &dp, &id, 1, &o);
+		report_diff_new_confirmed(&d, h.merged, 5, h.runs, h.n, hp, &dp, &id, 1, &o);
 		const struct report_cmp *c = cmp_of(d, REPORT_SELF, "deflateReset");
 		assert_non_null(c);
 		assert_true(isinf(c->change));
 		assert_int_equal(c->significant, in_peer);
 		report_diff_free(dp);
 		report_diff_free(d);
-		for (size_t i = 0; i < 20; i++)
-			profile_free(runs[i]);
-		profile_free(merged);
-		profile_free(all);
+		hist_free(&h);
 		profile_free(hp);
 		profile_free(peer);
 	}
