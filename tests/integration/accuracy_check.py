@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares a folded profile of examples/accuracy/accuracy_workload with the truth file the
 workload wrote: each burn_* function's inclusive share of samples within TOL points of its
-true share, complete call chains (burn_X -> spin_X), the process name as root frame, and a
+true share, complete call chains (below burn_X only spin_X), the process name as root frame, and a
 sample total matching the CPU time used. Used by test_accuracy.sh (perf backend),
 test_preload_accuracy.sh and test_fallback.sh (the LD_PRELOAD backend).
 
@@ -30,7 +30,8 @@ for line in open(folded):
 all_samples = sum(c for _, c in stacks)
 
 incl = {r: 0 for r in ROLES}          # samples whose stack holds burn_X anywhere
-with_spin = {r: 0 for r in ROLES}     # ... and whose next frame down is spin_X
+wrong_below = {r: 0 for r in ROLES}   # ... and whose next frame down is not spin_X
+own = {r: 0 for r in ROLES}           # ... and which end in burn_X: its own code
 bad_root = {r: 0 for r in ROLES}      # ... and whose root frame is not the process name
 orphan_spin = {r: 0 for r in ROLES}   # spin_X samples whose caller burn_X was lost
 for frames, c in stacks:
@@ -39,28 +40,33 @@ for frames, c in stacks:
         if r in frames:
             incl[r] += c
             i = frames.index(r)
-            if i + 1 < len(frames) and frames[i + 1] == spin:
-                with_spin[r] += c
+            if i + 1 == len(frames):
+                own[r] += c
+            elif frames[i + 1] != spin:
+                wrong_below[r] += c
             if frames[0] not in names:
                 bad_root[r] += c
         elif spin in frames:
             orphan_spin[r] += c
 
 burn_total = sum(incl.values())
-print(f"{'function':<12} {'truth s':>8} {'truth %':>8} {'samples':>8} {'profile %':>9} {'diff':>6}")
+print(f"{'function':<12} {'truth s':>8} {'truth %':>8} {'samples':>8} {'profile %':>9} {'diff':>6} {'own':>5}")
 for r in ROLES:
     ts = 100.0 * truth[r] / truth_total
     ps = 100.0 * incl[r] / burn_total if burn_total else 0.0
-    print(f"{r:<12} {truth[r]:8.3f} {ts:8.2f} {incl[r]:8d} {ps:9.2f} {ps - ts:+6.2f}")
+    print(f"{r:<12} {truth[r]:8.3f} {ts:8.2f} {incl[r]:8d} {ps:9.2f} {ps - ts:+6.2f} {own[r]:5d}")
     if incl[r] == 0:
         errors.append(f"{r} is missing from the profile")
         continue
     if abs(ps - ts) > tol:
         errors.append(f"{r}: profile share {ps:.2f}% vs true share {ts:.2f}% "
                       f"(more than {tol:g} points apart)")
-    if with_spin[r] < 0.9 * incl[r]:
-        errors.append(f"{r}: only {with_spin[r]} of its {incl[r]} samples have its spin_ "
-                      "helper right below it: call chains are broken")
+    # A sample in burn_X's own code (its loop, the CPU-time check) is no broken chain: under
+    # the LD_PRELOAD backend one timer 90 ms of CPU late once put 90 periods
+    # there, a fifth of burn_exec, under twice CI's load.
+    if wrong_below[r] > 0.02 * incl[r]:
+        errors.append(f"{r}: {wrong_below[r]} of its {incl[r]} samples have a frame other than "
+                      f"its spin_ helper right below it: call chains are broken")
     if orphan_spin[r] > 0.02 * incl[r]:
         errors.append(f"spin_{r[len('burn_'):]}: {orphan_spin[r]} samples without its caller "
                       f"{r}: call chains lose frames")
