@@ -115,6 +115,7 @@ void ab_sides_add(struct ab_sides *s, struct profile *base, struct profile *head
 	s->n++;
 	struct profile *p[2] = {base, head};
 	for (int k = 0; k < 2; k++) {
+		s->dispersion_sum += p[k]->stats.dispersion > 1 ? p[k]->stats.dispersion : 1;
 		ab_profile_add(s->merged[k], p[k]);
 		profile_free(p[k]);
 	}
@@ -126,6 +127,7 @@ int ab_render(const struct ab_sides *s, const struct run_meta *base, const struc
 {
 	struct paired_judgement j;
 	info->looks = paired_planned_looks(info->max_rounds);
+	info->dispersion = s->n ? s->dispersion_sum / (double)(2 * s->n) : 1;
 	paired_judge(s->pa, o, info->max_rounds, 1, &j);
 	info->undecided = j.nundecided;
 	struct report_diff *d;
@@ -220,6 +222,7 @@ int ab_report_stored(struct store *s, const char *id, const struct report_option
 				profile_free(p[0]);
 				goto out;
 			}
+			p[k]->stats.dispersion = run_meta_dispersion(m);
 		}
 		ab_sides_add(&sides, p[0], p[1], runs[idx[2 * r]].id, runs[idx[2 * r + 1]].id);
 	}

@@ -17,6 +17,7 @@ struct ab_sides {
 	struct profile *merged[2]; /* base, head: every round merged (owned) */
 	int64_t *ids[2];           /* stored run ids per round (0 when not stored) */
 	size_t n;                  /* complete rounds */
+	double dispersion_sum;     /* the runs' sample dispersions, summed (2 a round) */
 	size_t alloc[2];
 };
 

@@ -354,6 +354,7 @@ static int store_side(struct ab_run *st, int side, size_t round, const struct pr
 	snprintf(num, sizeof(num), "%.3f", now_seconds() - st->started);
 	run_meta_set_tag(m, "ab.seconds", num);
 	run_meta_set_tag(m, "ab.event", st->event);
+	run_meta_tag_stats(m, &p->stats);
 	m->id = 0;
 	m->created_at = (int64_t)time(NULL);
 	if (store_add_run(st->store, m, p) < 0) {

@@ -516,27 +516,10 @@ int cmd_run(int argc, char **argv)
 	} else if (a.output && strcmp(a.output, "-")) {
 		log_info("profile written to %s", a.output);
 	}
-	if (p->stats.others_seconds >= 0 && p->stats.wall_seconds > 0) {
-		char v[32];
-		snprintf(v, sizeof(v), "%.3f", p->stats.others_seconds / p->stats.wall_seconds);
-		run_meta_set_tag(&a.meta, RUN_TAG_OTHER_CPUS, v);
-		log_verbose("other processes kept %s CPUs busy meanwhile", v);
-	}
-	if (p->stats.unseen_processes) {
-		char v[32];
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)p->stats.unseen_processes);
-		run_meta_set_tag(&a.meta, RUN_TAG_UNSEEN, v);
-	}
-	if (p->stats.dispersion > 1.0005) {
-		char v[32];
-		snprintf(v, sizeof(v), "%.3f", p->stats.dispersion);
-		run_meta_set_tag(&a.meta, RUN_TAG_DISPERSION, v);
-	}
-	if (p->stats.silent_seconds > 0) {
-		char v[32];
-		snprintf(v, sizeof(v), "%.3f", p->stats.silent_seconds);
-		run_meta_set_tag(&a.meta, RUN_TAG_SILENT, v);
-	}
+	run_meta_tag_stats(&a.meta, &p->stats);
+	if (run_meta_tag(&a.meta, RUN_TAG_OTHER_CPUS))
+		log_verbose("other processes kept %s CPUs busy meanwhile",
+		            run_meta_tag(&a.meta, RUN_TAG_OTHER_CPUS));
 	if (!a.no_store && store_run(&a, p, db) < 0 && !status)
 		status = EXIT_RUNTIME;
 	fflush(stdout);

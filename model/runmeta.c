@@ -4,6 +4,7 @@
 #include "common/xalloc.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,47 @@ const char *run_meta_tag(const struct run_meta *m, const char *key)
 		if (!strcmp(m->tags[i].key, key))
 			return m->tags[i].value;
 	return NULL;
+}
+
+/* Removes tag key from m, if it has it. */
+static void drop_tag(struct run_meta *m, const char *key)
+{
+	for (size_t i = 0; i < m->ntags; i++) {
+		if (!strcmp(m->tags[i].key, key)) {
+			free(m->tags[i].key);
+			free(m->tags[i].value);
+			memmove(&m->tags[i], &m->tags[i + 1],
+			        (m->ntags - i - 1) * sizeof(*m->tags));
+			m->ntags--;
+			return;
+		}
+	}
+}
+
+void run_meta_tag_stats(struct run_meta *m, const struct profile_stats *st)
+{
+	/* A run_meta reused for the next run (ciprof ab's sides) keeps none of the last one's. */
+	static const char *const keys[] = {RUN_TAG_OTHER_CPUS, RUN_TAG_UNSEEN, RUN_TAG_DISPERSION,
+	                                   RUN_TAG_SILENT};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		drop_tag(m, keys[i]);
+	char v[32];
+	if (st->others_seconds >= 0 && st->wall_seconds > 0) {
+		snprintf(v, sizeof(v), "%.3f", st->others_seconds / st->wall_seconds);
+		run_meta_set_tag(m, RUN_TAG_OTHER_CPUS, v);
+	}
+	if (st->unseen_processes) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)st->unseen_processes);
+		run_meta_set_tag(m, RUN_TAG_UNSEEN, v);
+	}
+	if (st->dispersion > 1.0005) {
+		snprintf(v, sizeof(v), "%.3f", st->dispersion);
+		run_meta_set_tag(m, RUN_TAG_DISPERSION, v);
+	}
+	if (st->silent_seconds > 0) {
+		snprintf(v, sizeof(v), "%.3f", st->silent_seconds);
+		run_meta_set_tag(m, RUN_TAG_SILENT, v);
+	}
 }
 
 double run_meta_other_cpus(const struct run_meta *m)

@@ -68,6 +68,10 @@ void run_meta_release(struct run_meta *m);
 void run_meta_set_tag(struct run_meta *m, const char *key, const char *value);
 /* The value of tag key, or NULL (borrowed). */
 const char *run_meta_tag(const struct run_meta *m, const char *key);
+/* Sets the host. tags above that st calls for (other CPUs, unseen processes, dispersion, a
+ * silent ring) on m, and removes those it does not: what ciprof run and ciprof ab record of
+ * each run they store. */
+void run_meta_tag_stats(struct run_meta *m, const struct profile_stats *st);
 /* Its RUN_TAG_OTHER_CPUS as a number, or NAN when the run has none (or not a number >= 0). */
 double run_meta_other_cpus(const struct run_meta *m);
 /* Its RUN_TAG_UNSEEN as a number: 0 when the run has none (or not a whole number). */

@@ -169,6 +169,8 @@ struct report_ab {
 	const char *event;   /* what was sampled: "cpu-clock", "instructions", "cycles" */
 	size_t undecided;    /* judged items neither changed nor decided the same */
 	size_t looks;        /* looks planned; each tested at alpha / looks */
+	double dispersion;   /* the runs' mean sample dispersion (profile_stats.dispersion; 1 or
+	                        0: a sample stood for one period, as under perf) */
 };
 
 struct report_diff {

@@ -231,6 +231,8 @@ int report_json(const struct report *r, struct strbuf *out)
 		json_object_set_new(o, "event", json_string(ab->event));
 		json_object_set_new(o, "undecided", json_integer((json_int_t)ab->undecided));
 		json_object_set_new(o, "looks", json_integer((json_int_t)ab->looks));
+		json_object_set_new(o, "sample_dispersion",
+		                    json_real(ab->dispersion > 1 ? ab->dispersion : 1));
 		json_object_set_new(root, "ab", o);
 	}
 	json_object_set_new(root, "tests", tests);

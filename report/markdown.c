@@ -920,6 +920,9 @@ static void rest_section(struct strbuf *o, const struct report_diff *d, const st
 	strbuf_addstr(o, "</details>\n\n");
 }
 
+/* A sample dispersion from which ciprof ab's undecided note says the samples were coarse. */
+#define AB_COARSE_DISPERSION 1.5
+
 /* ciprof ab: the heading says where and how long base and head were measured. */
 static void ab_heading(struct strbuf *o, const struct report_ab *ab)
 {
@@ -935,9 +938,14 @@ static void ab_undecided(struct strbuf *o, const struct report_ab *ab)
 	            "> **%zu test%s or function%s undecided** after %zu round%s: neither a change "
 	            "of the minimum size nor the same within it could be told from the rounds' "
 	            "spread. They are not counted as regressions; more rounds (`--max-rounds`, "
-	            "`--max-seconds`) or a quieter machine would decide them.\n\n",
+	            "`--max-seconds`) or a quieter machine would decide them.",
 	            ab->undecided, ab->undecided == 1 ? "" : "s", ab->undecided == 1 ? "" : "s",
 	            ab->rounds, ab->rounds == 1 ? "" : "s");
+	if (ab->dispersion >= AB_COARSE_DISPERSION)
+		strbuf_addstr(o,
+		              " Here the samples were coarse (below): a short suite needs several "
+		              "times the rounds.");
+	strbuf_addstr(o, "\n\n");
 }
 
 static void ab_footer(struct strbuf *o, const struct report_diff *d, const struct report_ab *ab)
@@ -963,6 +971,14 @@ static void ab_footer(struct strbuf *o, const struct report_diff *d, const struc
 		            "\n<sub>Sampled on %s: the times shown are billions of %s, not "
 		            "seconds.</sub>\n",
 		            ab->event, ab->event);
+	/* The preload backend's timers fire at the kernel's tick, whatever the rate asked for. */
+	if (ab->dispersion >= AB_COARSE_DISPERSION)
+		strbuf_addf(o,
+		            "\n<sub>Each sample stood for %.1f periods on average: the LD_PRELOAD "
+		            "backend's CPU-time timers fire at the kernel's tick, not at the rate "
+		            "asked "
+		            "for, so every function had that many times fewer samples.</sub>\n",
+		            ab->dispersion);
 }
 
 /* The method, in one line under a history-mode report. */

@@ -661,6 +661,38 @@ static void test_host(void **state)
 	run_meta_release(&m);
 }
 
+/* The host. tags a stored run gets from its figures; a run_meta reused for the next run (ciprof
+ * ab's sides) keeps none that the next run's figures do not call for. */
+static void test_stats_tags(void **state)
+{
+	(void)state;
+	struct run_meta m;
+	run_meta_init(&m);
+	run_meta_set_tag(&m, "ab", "x");
+	struct profile_stats st = {.others_seconds = 1.5,
+	                           .wall_seconds = 3,
+	                           .unseen_processes = 2,
+	                           .dispersion = 4.125,
+	                           .silent_seconds = 0.25};
+	run_meta_tag_stats(&m, &st);
+	assert_string_equal(run_meta_tag(&m, RUN_TAG_OTHER_CPUS), "0.500");
+	assert_int_equal(run_meta_unseen(&m), 2);
+	assert_float_equal(run_meta_dispersion(&m), 4.125, 1e-9);
+	assert_float_equal(run_meta_silent(&m), 0.25, 1e-9);
+	assert_true(run_meta_is_incomplete(&m));
+	/* The next run: complete, one period a sample, no busy figure. */
+	struct profile_stats next = {.others_seconds = -1, .wall_seconds = 3, .dispersion = 1};
+	run_meta_tag_stats(&m, &next);
+	assert_null(run_meta_tag(&m, RUN_TAG_OTHER_CPUS));
+	assert_null(run_meta_tag(&m, RUN_TAG_UNSEEN));
+	assert_null(run_meta_tag(&m, RUN_TAG_DISPERSION));
+	assert_null(run_meta_tag(&m, RUN_TAG_SILENT));
+	assert_false(run_meta_is_incomplete(&m));
+	assert_string_equal(run_meta_tag(&m, "ab"), "x");
+	assert_int_equal(m.ntags, 1);
+	run_meta_release(&m);
+}
+
 static void test_proc_stat(void **state)
 {
 	(void)state;
@@ -796,6 +828,7 @@ int main(void)
 	        cmocka_unit_test(test_ci_generic_and_none),
 	        cmocka_unit_test(test_env_get),
 	        cmocka_unit_test(test_host),
+	        cmocka_unit_test(test_stats_tags),
 	        cmocka_unit_test(test_proc_stat),
 	        cmocka_unit_test(test_busy_others),
 	        cmocka_unit_test(test_command_string),

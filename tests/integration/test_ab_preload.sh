@@ -1,0 +1,56 @@
+#!/bin/bash
+# ciprof ab under the LD_PRELOAD backend: each stored run carries its sample dispersion as
+# ciprof run's runs do (host.sample_dispersion), the report's sample_dispersion is the mean of
+# its runs', and when the samples were coarse (the CPU-time timers fire at the kernel's
+# tick: 4 periods a sample at 999 Hz on a 250 Hz kernel) the footer says so and the
+# undecided note, when an item is undecided, asks for more rounds. The kernel's tick decides
+# which branch runs; both are checked.
+. "$(dirname "$0")/lib.sh"
+
+[ -f "$CIPROF_BUILD/libciprof-preload.so" ] || fail "libciprof-preload.so not built next to ciprof"
+W=$TMP/work
+cc -O1 -fno-omit-frame-pointer -o "$W" "$CIPROF_SRC/tests/integration/ab/work.c" ||
+	fail "cannot compile the workload"
+cd "$TMP" || fail "cannot enter $TMP"
+
+run_capture ab "$CIPROF" ab --db "$TMP/ab.db" --backend preload --hz 999 --max-rounds 2 \
+	--format json --base "'$W' 60 60" --head "'$W' 60 60"
+expect_rc "ab --backend preload" 0 ab
+"$CIPROF" runs --db "$TMP/ab.db" --format json >"$TMP/runs.json" || fail "ciprof runs failed"
+if python3 - "$TMP/ab.out" "$TMP/runs.json" <<'PY'; then
+import json, sys
+ab = json.load(open(sys.argv[1]))["ab"]
+runs = [r for r in json.load(open(sys.argv[2]))["runs"] if r["tags"].get("ab") == ab["id"]]
+if len(runs) != 4:
+    sys.exit(f"{len(runs)} stored runs of the comparison, not 4")
+disp = [float(r["tags"].get("host.sample_dispersion", 1)) for r in runs]
+mean = sum(disp) / len(disp)
+if abs(ab["sample_dispersion"] - mean) > 0.002:
+    sys.exit(f"the report's sample_dispersion {ab['sample_dispersion']} is not the runs' mean {mean}")
+print(f"dispersions {disp}")
+PY
+	ok "the report's sample dispersion is the mean of its stored runs' tags"
+else
+	check_failed "the stored runs' tags and the report disagree (above)"
+fi
+
+id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ab"]["id"])' "$TMP/ab.out")
+run_capture md "$CIPROF" report --db "$TMP/ab.db" --ab "$id" --format markdown
+expect_rc "report --ab of the stored comparison" 0 md
+read -r disp undecided < <(python3 -c 'import json,sys; a = json.load(open(sys.argv[1]))["ab"]
+print(a["sample_dispersion"], a["undecided"])' "$TMP/ab.out")
+if python3 -c "import sys; sys.exit(0 if $disp >= 1.5 else 1)"; then
+	grep -q "Each sample stood for [0-9.]* periods on average" "$TMP/md.out" &&
+		ok "coarse samples ($disp periods each): the footer says so" ||
+		check_failed "the footer does not name the coarse samples: $(tail -3 "$TMP/md.out")"
+	if [ "$undecided" != 0 ]; then
+		grep -q "the samples were coarse (below): a short suite needs several times the rounds" \
+			"$TMP/md.out" && ok "and the undecided note asks for more rounds" ||
+			check_failed "the undecided note does not ask for more rounds: $(grep undecided "$TMP/md.out")"
+	fi
+else
+	grep -q "periods on average\|samples were coarse" "$TMP/md.out" &&
+		check_failed "one period a sample ($disp), yet the report speaks of coarse samples" ||
+		ok "one period a sample ($disp): the report does not speak of coarse samples"
+fi
+finish
