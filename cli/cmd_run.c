@@ -194,6 +194,9 @@ static int run_opt(void *ctx, int id, const char *arg)
 	return -1;
 }
 
+/* A sample dispersion from which the summary says that the samples were coarse. */
+#define RUN_COARSE_DISPERSION 1.5
+
 static void print_summary(const struct profile *p)
 {
 	const struct profile_stats *st = &p->stats;
@@ -207,6 +210,14 @@ static void print_summary(const struct profile *p)
 	        (unsigned long long)st->processes, st->processes == 1 ? "" : "es",
 	        (unsigned long long)st->threads, st->threads == 1 ? "" : "s", st->cpu_seconds,
 	        st->unsampled_seconds, st->wall_seconds);
+	/* The preload backend's CPU-time timers fire at the kernel's tick whatever --hz asks:
+	 * the counts are right, but fewer sample events make them vary more. */
+	if (st->dispersion >= RUN_COARSE_DISPERSION)
+		log_info("sample events stood for %.1f periods each on average: the LD_PRELOAD "
+		         "backend's "
+		         "CPU-time timers fire at the kernel's tick, not at %d Hz, so shares vary "
+		         "more than %d Hz's would (docs/preload.md)",
+		         st->dispersion, st->hz, st->hz);
 	if (st->lost && st->samples)
 		log_warn("%.1f%% of samples were lost: raise --ring-pages or lower --hz",
 		         100.0 * (double)st->lost / (double)(st->samples + st->lost));

@@ -1,10 +1,11 @@
 #!/bin/bash
-# ciprof ab under the LD_PRELOAD backend: each stored run carries its sample dispersion as
-# ciprof run's runs do (host.sample_dispersion), the report's sample_dispersion is the mean of
-# its runs', and when the samples were coarse (the CPU-time timers fire at the kernel's
-# tick: 4 periods a sample at 999 Hz on a 250 Hz kernel) the footer says so and the
-# undecided note, when an item is undecided, asks for more rounds. The kernel's tick decides
-# which branch runs; both are checked.
+# Coarse samples under the LD_PRELOAD backend (its CPU-time timers fire at the kernel's tick:
+# 4 periods a sample event at 999 Hz on a 250 Hz kernel). ciprof run's summary says so, with
+# the figure its stored run is tagged with (host.sample_dispersion). ciprof ab: each stored run
+# carries its dispersion the same way, the report's sample_dispersion is the mean of its runs',
+# and when the samples were coarse the footer says so and the undecided note, when an item is
+# undecided, asks for more rounds. The kernel's tick decides which branch runs; both are
+# checked.
 . "$(dirname "$0")/lib.sh"
 
 [ -f "$CIPROF_BUILD/libciprof-preload.so" ] || fail "libciprof-preload.so not built next to ciprof"
@@ -12,6 +13,23 @@ W=$TMP/work
 cc -O1 -fno-omit-frame-pointer -o "$W" "$CIPROF_SRC/tests/integration/ab/work.c" ||
 	fail "cannot compile the workload"
 cd "$TMP" || fail "cannot enter $TMP"
+
+run_capture run "$CIPROF" run --backend preload --hz 999 --db "$TMP/run.db" -- "$W" 60 60
+expect_rc "run --backend preload" 0 run
+disp=$("$CIPROF" runs --db "$TMP/run.db" --format json | python3 -c 'import json, sys
+print(json.load(sys.stdin)["runs"][0]["tags"].get("host.sample_dispersion", "1"))')
+if python3 -c "import sys; sys.exit(0 if $disp >= 1.5 else 1)"; then
+	said=$(sed -n 's/.*sample events stood for \([0-9.]*\) periods each on average: the LD_PRELOAD.*/\1/p' "$TMP/run.err")
+	if [ -n "$said" ] && python3 -c "import sys; sys.exit(0 if abs($said - $disp) <= 0.051 else 1)"; then
+		ok "run: coarse samples ($disp periods each): the summary says so ($said)"
+	else
+		check_failed "run: the summary does not give the run's $disp periods a sample: $(cat "$TMP/run.err")"
+	fi
+else
+	grep -q "periods each on average" "$TMP/run.err" &&
+		check_failed "run: one period a sample ($disp), yet the summary speaks of coarse samples" ||
+		ok "run: one period a sample ($disp): the summary does not speak of coarse samples"
+fi
 
 run_capture ab "$CIPROF" ab --db "$TMP/ab.db" --backend preload --hz 999 --max-rounds 2 \
 	--format json --base "'$W' 60 60" --head "'$W' 60 60"
