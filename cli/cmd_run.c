@@ -194,9 +194,6 @@ static int run_opt(void *ctx, int id, const char *arg)
 	return -1;
 }
 
-/* A sample dispersion from which the summary says that the samples were coarse. */
-#define RUN_COARSE_DISPERSION 1.5
-
 static void print_summary(const struct profile *p)
 {
 	const struct profile_stats *st = &p->stats;

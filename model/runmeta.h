@@ -60,6 +60,9 @@ struct run_meta {
  * (the preload backend's coarse CPU-time timers): profile_stats.dispersion, "%.3f", when over
  * 1; a report's count tests take a count of n periods for n / dispersion samples. */
 #define RUN_TAG_DISPERSION "host.sample_dispersion"
+/* The dispersion from which ciprof run's summary and ciprof ab's report say that the samples
+ * were coarse. */
+#define RUN_COARSE_DISPERSION 1.5
 
 /* Embedded object: all strings start as owned "" copies. */
 void run_meta_init(struct run_meta *m);

@@ -920,9 +920,6 @@ static void rest_section(struct strbuf *o, const struct report_diff *d, const st
 	strbuf_addstr(o, "</details>\n\n");
 }
 
-/* A sample dispersion from which ciprof ab's undecided note says the samples were coarse. */
-#define AB_COARSE_DISPERSION 1.5
-
 /* ciprof ab: the heading says where and how long base and head were measured. */
 static void ab_heading(struct strbuf *o, const struct report_ab *ab)
 {
@@ -941,7 +938,7 @@ static void ab_undecided(struct strbuf *o, const struct report_ab *ab)
 	            "`--max-seconds`) or a quieter machine would decide them.",
 	            ab->undecided, ab->undecided == 1 ? "" : "s", ab->undecided == 1 ? "" : "s",
 	            ab->rounds, ab->rounds == 1 ? "" : "s");
-	if (ab->dispersion >= AB_COARSE_DISPERSION)
+	if (ab->dispersion >= RUN_COARSE_DISPERSION)
 		strbuf_addstr(o,
 		              " Here the samples were coarse (below): a short suite needs several "
 		              "times the rounds.");
@@ -972,12 +969,12 @@ static void ab_footer(struct strbuf *o, const struct report_diff *d, const struc
 		            "seconds.</sub>\n",
 		            ab->event, ab->event);
 	/* The preload backend's timers fire at the kernel's tick, whatever the rate asked for. */
-	if (ab->dispersion >= AB_COARSE_DISPERSION)
+	if (ab->dispersion >= RUN_COARSE_DISPERSION)
 		strbuf_addf(o,
 		            "\n<sub>Each sample stood for %.1f periods on average: the LD_PRELOAD "
 		            "backend's CPU-time timers fire at the kernel's tick, not at the rate "
 		            "asked "
-		            "for, so every function had that many times fewer samples.</sub>\n",
+		            "for, so every function had about that many times fewer.</sub>\n",
 		            ab->dispersion);
 }
 
