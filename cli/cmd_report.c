@@ -655,6 +655,7 @@ int cmd_report(int argc, char **argv)
 	run_meta_init(&head);
 	struct report_baseline base;
 	report_baseline_init(&base);
+	struct report_levels levels = {0};
 	struct profile *hp = NULL;
 	struct report_diff *diff = NULL;
 	struct strbuf out = STRBUF_INIT;
@@ -722,6 +723,8 @@ int cmd_report(int argc, char **argv)
 	a.opts.head_quiet = report_head_quiet(&head);
 	a.opts.dispersion = run_meta_dispersion(&head);
 	a.opts.head_busy = report_head_busy(&head, &base);
+	/* The head's runs share one history: its levels are learned once. */
+	a.opts.levels = &levels;
 	if (base.n) {
 		struct report_diff **peers;
 		int64_t *ids;
@@ -736,6 +739,9 @@ int cmd_report(int argc, char **argv)
 		                          peers, ids, npeers, &a.opts);
 		peers_free(peers, ids, npeers);
 	}
+	a.opts.levels = NULL;
+	if (diff)
+		diff->opts.levels = NULL;
 	if (diff) {
 		report_note_load(diff, &head, &base);
 		advisory = report_advisory(&base, diff);
@@ -797,6 +803,7 @@ out:
 	free(aurl);
 	report_diff_free(diff);
 	profile_free(hp);
+	report_levels_release(&levels);
 	report_baseline_release(&base);
 	run_meta_release(&head);
 	store_close(s);

@@ -21,7 +21,9 @@ void report_options_init(struct report_options *o)
 	o->alpha = REPORT_ALPHA;
 	o->base_runs = REPORT_BASE_RUNS;
 	o->head_quiet = 0;
+	o->head_busy = 0;
 	o->dispersion = 1;
+	o->levels = NULL;
 }
 
 const char *report_kind_name(enum report_kind k)
@@ -1084,6 +1086,34 @@ static void history_spread(struct report_diff *d, const double *xs, size_t nf, s
 	free(grp);
 }
 
+void report_levels_release(struct report_levels *l)
+{
+	free(l->level);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The history runs' levels (stats_run_levels), from cache when it holds those of the same runs
+ * and weighting, else learned and kept there (cache may be NULL). */
+static void history_levels(struct report_levels *cache, struct profile *const *runs, size_t m,
+                           const double *xs, size_t nf, const double *tot,
+                           const unsigned char *code, double min_eff, double *level)
+{
+	if (cache && cache->level && cache->runs == runs && cache->nruns == m &&
+	    cache->min_efficiency == min_eff) {
+		memcpy(level, cache->level, m * sizeof(*level));
+		return;
+	}
+	stats_run_levels(xs, nf, m, tot, code, min_eff, level);
+	if (!cache || !m)
+		return;
+	free(cache->level);
+	cache->level = xmalloc(st_mult(m, sizeof(*level)));
+	memcpy(cache->level, level, m * sizeof(*level));
+	cache->runs = runs;
+	cache->nruns = m;
+	cache->min_efficiency = min_eff;
+}
+
 /*
  * Learns the noise model from the history runs (stats_item_noise: each item's own spread,
  * shrunk toward the median of its kind). Without two history runs every item gets the assumed
@@ -1134,7 +1164,8 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 	 * levels followed the swinging half, and 4 % of level error went into every steady
 	 * loop's spread (bench/verdicts' /tmp/vh1: +30 % of a 5 % loop found in 0 of 10 heads). */
 	double *level = xcalloc(mm, sizeof(double));
-	stats_run_levels(xs, nf, m, tot, code, sub ? STATS_MIN_EFFICIENCY : 1, level);
+	history_levels(d->opts.levels, runs, m, xs, nf, tot, code, sub ? STATS_MIN_EFFICIENCY : 1,
+	               level);
 	double a = sub ? stats_sampling_efficiency(xs, nf, m, tot, level) : 1;
 	d->level_variance = history_level_variance(runs, m, level);
 	for (;;) {

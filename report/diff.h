@@ -24,7 +24,24 @@ struct report_options {
 	double dispersion; /* the head run's sample dispersion (run_meta_dispersion; 0 or 1: one
 	                      period a sample): a function new or gone is judged on its count of
 	                      periods divided by it (fill_cmp in diff.c) */
+	struct report_levels *levels; /* borrowed, or NULL: the history runs' levels, learned by
+	                                 the first diff of a report and taken by the others */
 };
+
+/*
+ * The levels of one history (stats_run_levels over its functions' self times), kept so that
+ * the diffs of every run of the head's commit, judged against the same history, learn them
+ * once: they were three quarters of a report's CPU time (docs/benchmarks.md, "A report of a
+ * suite with many functions"). Taken only for the same runs (the same array, as the caller's
+ * baseline holds it) and the same weighting. Zero-initialise; report_levels_release frees.
+ */
+struct report_levels {
+	struct profile *const *runs;
+	size_t nruns;
+	double min_efficiency; /* the weighting stats_run_levels was given */
+	double *level;         /* nruns values, or NULL: nothing kept yet */
+};
+void report_levels_release(struct report_levels *l);
 
 #define REPORT_MIN_CHANGE 0.05
 #define REPORT_MIN_SHARE  0.005

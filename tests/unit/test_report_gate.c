@@ -474,6 +474,61 @@ static void test_new_function_confirmed(void **state)
 	}
 }
 
+/* Whether two diffs of the same head judged every item alike, to the bit. */
+static void assert_same_judgement(const struct report_diff *a, const struct report_diff *b)
+{
+	assert_int_equal(a->nitems, b->nitems);
+	assert_true(a->scale == b->scale);
+	for (size_t i = 0; i < a->nitems; i++) {
+		assert_string_equal(a->items[i].name, b->items[i].name);
+		assert_true(a->items[i].cmp.p == b->items[i].cmp.p);
+		assert_true(a->items[i].cmp.noise == b->items[i].cmp.noise);
+	}
+}
+
+/*
+ * The history's levels learned once for every diff of a report (report_options.levels): a diff
+ * that takes them from the cache judges exactly as one that learns them, and a cache holding
+ * another history's levels is not taken (two histories of 20 runs from other seeds, whose
+ * levels differ).
+ */
+static void test_levels_shared(void **state)
+{
+	(void)state;
+	struct synth base;
+	synth_init(&base, 10, 999);
+	base.jitter = 0.05;
+	struct rng r = {777};
+	struct hist h1, h2;
+	hist_init(&h1, &base, &r, 20);
+	hist_init(&h2, &base, &r, 20);
+	struct profile *hp = synth_run(&base, &r, 1.0);
+	struct report_options o;
+	report_options_init(&o);
+	struct report_diff *plain, *d1, *d2, *again;
+	report_diff_new(&plain, h2.merged, 5, h2.runs, h2.n, hp, &o);
+	struct report_levels levels = {0};
+	o.levels = &levels;
+	report_diff_new(&d1, h1.merged, 5, h1.runs, h1.n, hp, &o);
+	assert_non_null(levels.level);
+	assert_true(levels.runs == h1.runs);
+	double first = levels.level[0];
+	report_diff_new(&d2, h2.merged, 5, h2.runs, h2.n, hp, &o);
+	assert_true(levels.runs == h2.runs);
+	assert_true(levels.level[0] != first);
+	assert_same_judgement(plain, d2);
+	report_diff_new(&again, h2.merged, 5, h2.runs, h2.n, hp, &o);
+	assert_same_judgement(plain, again);
+	report_levels_release(&levels);
+	report_diff_free(plain);
+	report_diff_free(d1);
+	report_diff_free(d2);
+	report_diff_free(again);
+	hist_free(&h1);
+	hist_free(&h2);
+	profile_free(hp);
+}
+
 /* head compared with base (HIST runs merged; hist history runs), peer (another run of its
  * commit, id 7) asked too (report_diff_new_confirmed). */
 enum { HIST = 30 };
@@ -989,6 +1044,7 @@ int main(void)
 	        cmocka_unit_test(test_renamed_program),
 	        cmocka_unit_test(test_new_function_dispersion),
 	        cmocka_unit_test(test_new_function_confirmed),
+	        cmocka_unit_test(test_levels_shared),
 	        cmocka_unit_test(test_confirm_runs),
 	        cmocka_unit_test(test_undecided),
 	        cmocka_unit_test(test_spell_job),
