@@ -985,6 +985,10 @@ static int same_rate(const struct report_diff *d, struct profile *const *runs, s
 	return 1;
 }
 
+static int history_tail_fit(struct report_levels *cache, const double *xs, size_t nf, size_t m,
+                            const double *tot, const double *level, const struct stats_noise *nz,
+                            double a, int group, double *nu, double *scale);
+
 /*
  * The steady items' own tail (stats_tail_group): with STATS_TAIL_SCALE_MIN_RUNS history runs
  * and a suite whose head can be checked (deflate), each steady function's deviations get
@@ -1008,13 +1012,13 @@ static double steady_tail(struct report_diff *d, const double *xs, size_t nf, si
 		return 0;
 	prior = stats_tail_scales(xs, nf, m, tot, level, a, -1, nz);
 	double nu, scale, cap = d->opts.head_quiet ? INFINITY : STATS_STEADY_MAX_DOF;
-	if (stats_tail_fit(xs, nf, m, tot, level, nz, a, 0, &nu, &scale)) {
+	if (history_tail_fit(d->opts.levels, xs, nf, m, tot, level, nz, a, 0, &nu, &scale)) {
 		d->group_dof[0] = fmin(nu, cap);
 		d->group_scale[0] = scale;
 	}
 	d->group_dof[2] = d->group_dof[0];
 	d->group_scale[2] = d->group_scale[0];
-	if (stats_tail_fit(xs, nf, m, tot, level, nz, a, 2, &nu, &scale)) {
+	if (history_tail_fit(d->opts.levels, xs, nf, m, tot, level, nz, a, 2, &nu, &scale)) {
 		d->group_dof[2] = fmin(nu, cap);
 		d->group_scale[2] = scale;
 	}
@@ -1106,12 +1110,34 @@ static void history_levels(struct report_levels *cache, struct profile *const *r
 	stats_run_levels(xs, nf, m, tot, code, min_eff, level);
 	if (!cache || !m)
 		return;
+	cache->nfit = 0;
 	free(cache->level);
 	cache->level = xmalloc(st_mult(m, sizeof(*level)));
 	memcpy(cache->level, level, m * sizeof(*level));
 	cache->runs = runs;
 	cache->nruns = m;
 	cache->min_efficiency = min_eff;
+}
+
+/* stats_tail_fit of group at efficiency a, from cache when it holds that fit of this history
+ * (history_levels made cache this history's), else fitted and kept there. */
+static int history_tail_fit(struct report_levels *cache, const double *xs, size_t nf, size_t m,
+                            const double *tot, const double *level, const struct stats_noise *nz,
+                            double a, int group, double *nu, double *scale)
+{
+	size_t cap = cache && cache->level ? sizeof(cache->fit) / sizeof(cache->fit[0]) : 0;
+	for (size_t i = 0; cap && i < cache->nfit; i++) {
+		const struct report_tail_fit *f = &cache->fit[i];
+		if (f->group == group && f->a == a) {
+			*nu = f->nu;
+			*scale = f->scale;
+			return f->fitted;
+		}
+	}
+	int fitted = stats_tail_fit(xs, nf, m, tot, level, nz, a, group, nu, scale);
+	if (cap && cache->nfit < cap)
+		cache->fit[cache->nfit++] = (struct report_tail_fit){group, fitted, a, *nu, *scale};
+	return fitted;
 }
 
 /*
@@ -1171,8 +1197,8 @@ static void estimate_noise(struct report_diff *d, struct profile *const *runs, s
 	for (;;) {
 		stats_item_noise(xs, nf, m, tot, level, a, STATS_PRIOR_DOF,
 		                 REPORT_MIN_EXTRA_VARIANCE, floor, nm->self, &d->extra_variance);
-		if (stats_tail_fit(xs, nf, m, tot, level, nm->self, a, -1, &d->tail_dof,
-		                   &d->tail_scale) ||
+		if (history_tail_fit(d->opts.levels, xs, nf, m, tot, level, nm->self, a, -1,
+		                     &d->tail_dof, &d->tail_scale) ||
 		    a == 1)
 			break;
 		a = 1;

@@ -29,17 +29,24 @@ struct report_options {
 };
 
 /*
- * The levels of one history (stats_run_levels over its functions' self times), kept so that
- * the diffs of every run of the head's commit, judged against the same history, learn them
- * once: they were three quarters of a report's CPU time (docs/benchmarks.md, "A report of a
- * suite with many functions"). Taken only for the same runs (the same array, as the caller's
- * baseline holds it) and the same weighting. Zero-initialise; report_levels_release frees.
+ * The levels of one history (stats_run_levels over its functions' self times) and the tails
+ * fitted to them, kept so that the diffs of every run of the head's commit, judged against the
+ * same history, learn them once: they were 85 % of a large report's CPU time (docs/benchmarks.md,
+ * "A report of a suite with many functions"). Taken only for the same runs (the same array, as the
+ * caller's baseline holds it) and the same weighting. Zero-initialise; report_levels_release frees.
  */
 struct report_levels {
 	struct profile *const *runs;
 	size_t nruns;
 	double min_efficiency; /* the weighting stats_run_levels was given */
 	double *level;         /* nruns values, or NULL: nothing kept yet */
+	/* The tails fitted to those levels (stats_tail_fit: the pooled one at each efficiency
+	 * tried, the steady and the clean ones), kept likewise. */
+	struct report_tail_fit {
+		int group, fitted;
+		double a, nu, scale;
+	} fit[4];
+	size_t nfit;
 };
 void report_levels_release(struct report_levels *l);
 
