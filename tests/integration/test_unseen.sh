@@ -51,8 +51,16 @@ if [ "$NCPU" -ge 2 ] && command -v taskset >/dev/null; then
 	expect_rc "ciprof run (a ring fell silent)" 0 sil
 	expect_grep "the run warns about the silent ring" "$TMP/sil.err" \
 		"warning: the kernel stopped writing to a CPU's ring buffer during this run"
-	expect_grep "-v names the CPU and the READs it lacks" "$TMP/sil.err" \
-		"CPU $CPU0: its ring buffer fell silent: 0 READs where another ring has 8,"
+	# Its 40 records may hold an early child's exit under load (its READ then came: 1 READ,
+	# seen once in a loaded CI run); the other ring has every child's, and the command's own
+	# when it exited more than the 1 ms grace before ciprof's last round.
+	silent_line="CPU $CPU0: its ring buffer fell silent: [0-5] READs where another ring has [89],"
+	if grep -qE -- "$silent_line" "$TMP/sil.err"; then
+		ok "-v names the CPU and the READs it lacks: $(grep -oE -- "$silent_line" "$TMP/sil.err")"
+	else
+		check_failed "-v names the CPU and the READs it lacks: '$silent_line' not found in sil.err; it holds:"
+		sed 's/^/    /' "$TMP/sil.err" | head -20 >&2
+	fi
 	# One process alone, going quiet on its CPU: nothing exits afterwards to tell a ring the
 	# kernel stopped writing to from a task busy in the kernel (docs/run.md, "Limits").
 	CIPROF_TEST_SILENT_RING=40 run_capture alone "$CIPROF" run --db "$DB1" --tag case=alone -- \
