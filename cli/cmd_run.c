@@ -210,10 +210,10 @@ static void print_summary(const struct profile *p)
 	/* The preload backend's CPU-time timers fire at the kernel's tick whatever --hz asks:
 	 * the counts are right, but fewer sample events make them vary more. */
 	if (st->dispersion >= RUN_COARSE_DISPERSION)
-		log_info("sample events stood for %.1f periods each on average: the LD_PRELOAD "
-		         "backend's "
-		         "CPU-time timers fire at the kernel's tick, not at %d Hz, so shares vary "
-		         "more than %d Hz's would (docs/preload.md)",
+		log_info("sample events stood for %.1f periods each on average: the "
+		         "LD_PRELOAD backend's CPU-time timers fire at the kernel's tick, "
+		         "not at %d Hz, so shares vary more than %d Hz's would "
+		         "(docs/preload.md)",
 		         st->dispersion, st->hz, st->hz);
 	if (st->lost && st->samples)
 		log_warn("%.1f%% of samples were lost: raise --ring-pages or lower --hz",

@@ -24,8 +24,9 @@ struct report_options {
 	double dispersion; /* the head run's sample dispersion (run_meta_dispersion; 0 or 1: one
 	                      period a sample): a function new or gone is judged on its count of
 	                      periods divided by it (fill_cmp in diff.c) */
-	struct report_levels *levels; /* borrowed, or NULL: the history runs' levels, learned by
-	                                 the first diff of a report and taken by the others */
+	struct report_levels *levels; /* borrowed, or NULL: the history runs' levels and tails,
+	                                 learned by the first diff of a report and taken by the
+	                                 others */
 };
 
 /*

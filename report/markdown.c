@@ -971,10 +971,10 @@ static void ab_footer(struct strbuf *o, const struct report_diff *d, const struc
 	/* The preload backend's timers fire at the kernel's tick, whatever the rate asked for. */
 	if (ab->dispersion >= RUN_COARSE_DISPERSION)
 		strbuf_addf(o,
-		            "\n<sub>Each sample stood for %.1f periods on average: the LD_PRELOAD "
-		            "backend's CPU-time timers fire at the kernel's tick, not at the rate "
-		            "asked "
-		            "for, so every function had about that many times fewer.</sub>\n",
+		            "\n<sub>Each sample stood for %.1f periods on average: the "
+		            "LD_PRELOAD backend's CPU-time timers fire at the kernel's tick, "
+		            "not at the rate asked for, so every function had about that many "
+		            "times fewer samples.</sub>\n",
 		            ab->dispersion);
 }
 

@@ -582,7 +582,24 @@ static void test_levels_shared(void **state)
 	assert_same_judgement(plain, d2);
 	report_diff_new(&again, calm_merged, HIST, calm, HIST, hp, &o);
 	assert_same_judgement(plain, again);
+	/* And at the history's own rate, as a report's runs are: the levels weighted by each
+	 * function's spread and the efficiency learned, the steady and clean tails fitted. */
+	j.head.hz = j.base.hz;
+	struct profile *same = jumpy_head(&j, 1.0);
+	struct report_diff *own, *cached;
+	o.levels = NULL;
+	report_diff_new(&own, j.merged, HIST, j.runs, HIST, same, &o);
+	assert_true(own->efficiency < 1);
+	o.levels = &levels;
+	report_diff_free(d1);
+	report_diff_new(&d1, j.merged, HIST, j.runs, HIST, same, &o); /* fills the cache */
+	assert_true(levels.nfit >= 3); /* the pooled tail, the steady one, the clean one */
+	report_diff_new(&cached, j.merged, HIST, j.runs, HIST, same, &o);
+	assert_same_judgement(own, cached);
 	report_levels_release(&levels);
+	report_diff_free(own);
+	report_diff_free(cached);
+	profile_free(same);
 	report_diff_free(plain);
 	report_diff_free(d1);
 	report_diff_free(d2);
