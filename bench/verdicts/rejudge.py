@@ -15,7 +15,7 @@ DIR is what `run.py --keep DIR` left: DIR/repo (the workload's repository with i
 head's run id and scenario). Each head is judged as run.py judged it, `ciprof report --head ID
 --base main --format json --fail-on-regression`, by every binary given; printed: per scenario
 and binary, comparisons, build failures, flagged anything, found (the planted item flagged as a
-regression), other functions flagged; then per binary the A/A build failures, and the A/A
+regression), other functions flagged (not counting those a planted test holds: run.py); then per binary the A/A build failures, and the A/A
 regressions that were advisory because the head shared its machine (-v marks those heads), and
 the items the A/A heads flagged (tests and functions; advisory or not) and in how many heads. The
 runs are the same for every binary, so the
@@ -66,7 +66,16 @@ def judge(ciprof, repo, head, alpha, head_runs=None):
     return bench.judge(ciprof, repo, *options(head, alpha, head_runs))
 
 
-def score(head, rc, r):
+def planted_held(ciprof, repo, heads):
+    """held_by (run.py) of every planted test, in main's newest run."""
+    r = subprocess.run([ciprof, "-q", "runs", "--limit", "100000", "--format", "json"],
+                       cwd=repo, env=clean_env(), text=True, stdout=subprocess.PIPE, check=True)
+    main = next(x["id"] for x in json.loads(r.stdout)["runs"] if x["branch"] == "main")
+    tests = {h["planted"][1] for h in heads if h.get("planted") and h["planted"][0] == "test"}
+    return {t: bench.held_by(ciprof, repo, t, main) for t in tests}
+
+
+def score(head, rc, r, held):
     planted = head.get("planted")
     funcs = [x for x in r["functions"] if x.get("significant")]
     tests = [x for x in r["tests"] if x.get("significant")]
@@ -77,8 +86,7 @@ def score(head, rc, r):
         hit = any(x["name"] == planted[1] and x["kind"] == "regression" for x in tests)
     else:
         hit = False
-    others = [x for x in funcs if x.get("measure") == "self" and
-              not (planted and x["name"] == planted[1])]
+    others = bench.other_functions(funcs, planted, held)
     shift = r.get("scale", {}).get("shift") == "slower" and not funcs and not tests
     # a regression that did not fail the build because the head shared its machine
     busy = r.get("verdict") == "regression" and "other processes kept" in (
@@ -110,6 +118,7 @@ def main():
     heads = json.load(open(os.path.join(a.dir, "heads.json")))
     bins = [os.path.abspath(c) for c in a.ciprof]
     commits = commit_runs(bins[0], repo) if a.adaptive else None
+    held = planted_held(bins[0], repo, heads)
     table = {}  # scenario -> [per binary: counters]
     order = []
     for h in heads:
@@ -122,7 +131,7 @@ def main():
                 rc, r, used = adaptive(c, repo, h["id"], a.alpha, a.adaptive, commits)
             else:
                 rc, r, used = *judge(c, repo, h["id"], a.alpha, a.head_runs), 1
-            s = score(h, rc, r)
+            s = score(h, rc, r, held)
             st = table[h["scenario"]][k]
             st["n"] += 1
             st["runs"] += used

@@ -199,15 +199,23 @@ def report(ciprof, repo, *args):
     return r.returncode, r.stdout
 
 
-def held_by(ciprof, repo, test):
-    """The functions test holds HOLDER_SHARE or more of the self samples of, in the newest
-    run: what a slower test makes slower, not other functions flagged."""
+def held_by(ciprof, repo, test, run="latest"):
+    """The functions test holds HOLDER_SHARE or more of the self samples of, in run (a run of
+    main): what a slower test makes slower, not other functions flagged."""
     def selfs(*args):
-        r = subprocess.run([ciprof, "-q", "show", "--format", "json", *args], cwd=repo,
+        r = subprocess.run([ciprof, "-q", "show", str(run), "--format", "json", *args], cwd=repo,
                            env=clean_env(), text=True, stdout=subprocess.PIPE, check=True)
         return {f["name"]: f["self"] for f in json.loads(r.stdout)["functions"]}
     everywhere, within = selfs(), selfs("--test", test)
     return {f for f, n in within.items() if n >= HOLDER_SHARE * everywhere.get(f, n)}
+
+
+def other_functions(funcs, planted, held):
+    """The flagged functions (report items) that nothing planted slowed: not the planted
+    function, nor one the planted test holds (held: test -> held_by's set)."""
+    return [x for x in funcs if x.get("measure") == "self" and
+            not (planted and x["name"] == planted[1]) and
+            not (planted and planted[0] == "test" and x["name"] in held.get(planted[1], ()))]
 
 
 # ciprof report's REPORT_HOLDER_SHARE (report/diff.h): a test holding this much of a
@@ -358,10 +366,7 @@ def main():
                 most = max(selfs, key=lambda x: x["delta"], default=None)
                 seen = bool(most and most["name"] == planted[1] and most["p_value"] < 0.01)
             st["seen"] = st.get("seen", 0) + seen
-            others = [x for x in funcs if x.get("measure") == "self" and
-                      not (planted and x["name"] == planted[1]) and
-                      not (planted and planted[0] == "test" and
-                           x["name"] in held[planted[1]])]
+            others = other_functions(funcs, planted, held)
             membound_flags += any(x["name"] == MEMBOUND for x in funcs)
             st["n"] += 1
             st["fail"] += rc == 1
