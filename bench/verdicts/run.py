@@ -4,7 +4,8 @@
     bench/verdicts/run.py [--quick] [--ciprof PATH] [--history N] [--history-hog K] [--interleave K]
                           [--trials-scale F] [--scale F] [--hz N] [--backend perf|preload]
                           [--keep DIR] [--json FILE]
-                          [--workload workload|workload2|workload3|workload4] [--head-runs N|auto]
+                          [--workload workload|workload2|workload3|workload4|workload5]
+                          [--head-runs N|auto]
 
 (bench/verdicts/rejudge.py judges a --keep DIR's heads again with other binaries.)
 
@@ -18,8 +19,9 @@ function, crc32_loop, and a steady 20 % one, horner_poly), one test made 10 % sl
 steady loops, test_checksums, and one of swinging parsing code, test_parse), and everything
 15 % slower (the names are the workload's; --workload workload2, workload3 and workload4 run
 a second, a third and a fourth suite of other shapes, each with its own planted.json, that the
-statistics were never tuned on). Each head
-is judged with
+statistics were never tuned on; workload5 is one cmocka program whose tests run serially in
+one process, profiled as its planted.json's "command" says, so no tests share the cores).
+Each head is judged with
 `ciprof report --base main --format json --fail-on-regression` at ciprof's shipped defaults.
 
 Each head is a commit of its own on the PR branch. --head-runs N profiles each head N times,
@@ -68,15 +70,18 @@ FUNC20 = "horner_poly"
 TEST10 = "test_checksums"  # crc32, adler32, fnv1a: about 12 %
 TEST10S = "test_parse"    # parsing, tokenizing
 MEMBOUND = "pointer_chase"
+# What `ciprof run --` runs in the workload's repository: planted.json's "command", else this.
+COMMAND = ["ctest", "--test-dir", "build", "-j2"]
 
 
 def use_workload(folder):
-    """Names the planted items after folder/planted.json."""
-    global FUNC5, FUNC20, TEST10, TEST10S, MEMBOUND
+    """Names the planted items, and the command, after folder/planted.json."""
+    global FUNC5, FUNC20, TEST10, TEST10S, MEMBOUND, COMMAND
     with open(os.path.join(folder, "planted.json")) as f:
         p = json.load(f)
     FUNC5, FUNC20, TEST10, TEST10S, MEMBOUND = (
         p["FUNC5"], p["FUNC20"], p["TEST10"], p["TEST10S"], p["MEMBOUND"])
+    COMMAND = p.get("command", COMMAND)
 
 
 # --quick judges this many A/A heads and fails when more than QUICK_AA_FAILS of them fail the
@@ -167,7 +172,7 @@ def profile(ciprof, repo, knobs, scale, hog=False, hz=None):
         env["CIPROF_RUN_BACKEND"] = BACKEND
     t0 = time.monotonic()
     with Hog(hog):
-        r = subprocess.run([ciprof, "-q", "run", "--", "ctest", "--test-dir", "build", "-j2"],
+        r = subprocess.run([ciprof, "-q", "run", "--", *COMMAND],
                            cwd=repo, env=env, text=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE)
     if r.returncode != 0:
@@ -266,8 +271,8 @@ def main():
                          "most 3 times, as the CI templates' runs: auto")
     ap.add_argument("--workload", default="workload",
                     help="the suite: a folder of bench/verdicts with a CMake project and its "
-                         "planted.json (default workload; workload2, workload3 and workload4 are "
-                         "suites of other shapes, never tuned on)")
+                         "planted.json (default workload; workload2, workload3, workload4 and "
+                         "workload5 are suites of other shapes, never tuned on)")
     a = ap.parse_args()
     wl = os.path.join(HERE, a.workload)
     if not os.path.isfile(os.path.join(wl, "planted.json")):
