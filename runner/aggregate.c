@@ -232,6 +232,50 @@ static void warn_stripped(struct stripped *st, const struct profile *p)
 	free(st->m);
 }
 
+/* The process node above node (0 for the root), and in *first the outermost frame's node
+ * under it (node itself for a process node). */
+static uint32_t outermost(const struct profile *p, uint32_t node, uint32_t *first)
+{
+	uint32_t n = node;
+	while (n && p->frames[p->nodes[n].frame].kind != PROFILE_FRAME_PROCESS) {
+		if (first)
+			*first = n;
+		n = p->nodes[n].parent;
+	}
+	if (first && n == node)
+		*first = node;
+	return n;
+}
+
+/*
+ * a->libc_cut: the samples of no test (tests[i], after the rules) whose stack ends inside the
+ * C runtime short of an entry point, in the processes where a rule named others (ruled, by
+ * process node): what libc without frame pointers calling on cost the rules. Not counted
+ * where no rule named anything: a harness's own malloc (ctest, make) is outside tests anyway.
+ */
+static void libc_cut(struct aggregator *a, const uint32_t *node_map, const uint32_t *tests,
+                     const uint64_t *ruled)
+{
+	const struct profile *p = a->prof;
+	struct unwind_tally *w = NULL;
+	size_t nw = 0, w_alloc = 0;
+	a->libc_cut = 0;
+	for (size_t i = 0; i < a->nsamples; i++) {
+		uint32_t node = node_map[a->samples[i].node], first = 0;
+		if (tests[i] || !node || !ruled[outermost(p, node, &first)])
+			continue;
+		const struct profile_frame *f = &p->frames[p->nodes[first].frame];
+		const char *fn = profile_str(p, f->function);
+		if (f->kind == PROFILE_FRAME_PROCESS || !strcmp(fn, PROFILE_UNSAMPLED) ||
+		    unwind_is_entry_point(fn) || !unwind_is_c_runtime(profile_str(p, f->module)))
+			continue;
+		a->libc_cut += a->samples[i].count;
+		unwind_tally_add(&w, &nw, &w_alloc, f->function, a->samples[i].count);
+	}
+	unwind_tally_top(p, w, nw, a->libc_cut_where, sizeof(a->libc_cut_where));
+	free(w);
+}
+
 void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s,
                           const struct attrib_rules *rules)
 {
@@ -318,14 +362,24 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 	free(proc);
 	free(start);
 	uint32_t *rule_test = rules ? attrib_rules_node_tests(rules, p) : NULL;
+	uint32_t *tests = xmalloc(st_mult(a->nsamples ? a->nsamples : 1, sizeof(*tests)));
+	/* per process node: samples a rule named */
+	uint64_t *ruled = rule_test ? xcalloc(p->nnodes, sizeof(*ruled)) : NULL;
 	for (size_t i = 0; i < a->nsamples; i++) {
 		const struct raw_sample *rs = &a->samples[i];
 		uint32_t node = node_map[rs->node];
 		uint32_t test = rs->test;
-		if ((!test || rs->weak) && rule_test && rule_test[node])
+		if ((!test || rs->weak) && rule_test && rule_test[node]) {
 			test = rule_test[node];
+			ruled[outermost(p, node, NULL)] += rs->count;
+		}
+		tests[i] = test;
 		profile_add(p, test, node, rs->count);
 	}
+	if (ruled)
+		libc_cut(a, node_map, tests, ruled);
+	free(ruled);
+	free(tests);
 	free(rule_test);
 	free(node_map);
 	free(frame_map);

@@ -53,6 +53,11 @@ struct aggregator {
 	size_t npend, pend_alloc;
 	struct hashidx pend_idx;
 	uint64_t total;
+	/* Set by aggregator_symbolize: samples of no test whose stack ends inside the C runtime
+	 * short of an entry point, in processes where a stack rule named the tests of other
+	 * samples (unwind_warn_libc_cut), and those stacks' outermost functions, most first. */
+	uint64_t libc_cut;
+	char libc_cut_where[256];
 };
 
 void aggregator_init(struct aggregator *a, struct profile *prof);

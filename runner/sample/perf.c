@@ -988,8 +988,8 @@ static void finish_unwinding(struct session *s)
 	s->unw = NULL;
 }
 
-/* --unwind fp: stacks cut at a depth limit, or ending in a stripped object's unnamed frames,
- * are told apart here; the rest is the shared stop-short warning (unwind_warn_truncated). */
+/* --unwind fp: stacks cut at a depth limit are told apart here; the rest (stripped objects'
+ * unnamed frames among them) is the shared stop-short warning (unwind_warn_truncated). */
 static void warn_truncated(const struct session *s)
 {
 	if (s->opts->unwind == RUNNER_UNWIND_DWARF)
@@ -1002,14 +1002,6 @@ static void warn_truncated(const struct session *s)
 	/* Stacks cut at a depth limit (deep recursion), not by code without frame pointers. */
 	if (deep_share(s, t.truncated)) {
 		warn_deep(s);
-		return;
-	}
-	/* Stacks ending in a stripped object's unnamed frames: whether they reach the entry
-	 * point cannot be told (the symbolizer's warning names the object). */
-	if ((double)t.unnamed >= 0.5 * (double)t.truncated) {
-		log_verbose("%.0f%% of samples have call stacks whose outermost frame has no "
-		            "symbol (most end in %s): stripped, so the entry point is not known",
-		            100.0 * (double)t.unnamed / (double)t.samples, t.where);
 		return;
 	}
 	unwind_warn_truncated(s->rs->prof, UNWIND_ADVICE_PERF);
@@ -1113,6 +1105,9 @@ static void perf_report(void *be, struct runner_session *rs)
 {
 	struct session *s = be;
 	warn_truncated(s);
+	if (s->opts->unwind != RUNNER_UNWIND_DWARF)
+		unwind_warn_libc_cut(rs->agg.libc_cut, rs->agg.total, rs->agg.libc_cut_where,
+		                     UNWIND_ADVICE_PERF);
 	if (s->nbells && s->bells_armed)
 		log_verbose(
 		        "exec doorbells rang %llu times and counted %llu ns of CPU time (0: each "

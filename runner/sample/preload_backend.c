@@ -1187,6 +1187,8 @@ static uint64_t preload_finish(void *be, struct runner_session *rs)
 static void preload_report(void *be, struct runner_session *rs)
 {
 	unwind_warn_truncated(rs->prof, UNWIND_ADVICE_PRELOAD);
+	unwind_warn_libc_cut(rs->agg.libc_cut, rs->agg.total, rs->agg.libc_cut_where,
+	                     UNWIND_ADVICE_PRELOAD);
 	report(be);
 }
 

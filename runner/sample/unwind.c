@@ -633,8 +633,7 @@ int unwind_is_libc_start(const char *f)
 	       !strncmp(f, "__libc_start_main", 17);
 }
 
-/* Whether a module is part of the C runtime where every process and thread starts. */
-static int is_c_runtime(const char *module)
+int unwind_is_c_runtime(const char *module)
 {
 	static const char *const prefixes[] = {
 	        "libc.so", "libc-", "ld-linux", "ld-musl", "libpthread.so", "libpthread-", "ld.so"};
@@ -644,13 +643,47 @@ static int is_c_runtime(const char *module)
 	return 0;
 }
 
+void unwind_tally_add(struct unwind_tally **w, size_t *n, size_t *alloc, uint32_t str,
+                      uint64_t count)
+{
+	size_t k = 0;
+	while (k < *n && (*w)[k].str != str)
+		k++;
+	if (k == *n) {
+		ALLOC_GROW(*w, *n + 1, *alloc);
+		(*w)[(*n)++] = (struct unwind_tally){str, 0};
+	}
+	(*w)[k].count += count;
+}
+
+void unwind_tally_top(const struct profile *p, struct unwind_tally *w, size_t n, char *out,
+                      size_t size)
+{
+	size_t len = 0;
+	if (size)
+		out[0] = '\0';
+	for (int pick = 0; pick < 3; pick++) {
+		size_t best = n;
+		for (size_t k = 0; k < n; k++)
+			if (w[k].count && (best == n || w[k].count > w[best].count))
+				best = k;
+		if (best == n)
+			break;
+		const char *m = profile_str(p, w[best].str);
+		if (!*m)
+			m = "[unknown]";
+		int wrote = snprintf(out + len, size - len, "%s%s", pick ? ", " : "", m);
+		if (wrote < 0 || (size_t)wrote >= size - len)
+			break;
+		len += (size_t)wrote;
+		w[best].count = 0;
+	}
+}
+
 void unwind_truncation(const struct profile *p, struct unwind_truncation *out)
 {
 	memset(out, 0, sizeof(*out));
-	struct where {
-		uint32_t module;
-		uint64_t count;
-	} *w = NULL;
+	struct unwind_tally *w = NULL;
 	size_t nw = 0, w_alloc = 0;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
@@ -666,41 +699,17 @@ void unwind_truncation(const struct profile *p, struct unwind_truncation *out)
 			continue; /* time no sample saw: no stack at all */
 		out->samples += s->count;
 		if (unwind_is_entry_point(profile_str(p, f->function)) ||
-		    is_c_runtime(profile_str(p, f->module)))
+		    unwind_is_c_runtime(profile_str(p, f->module)))
 			continue;
 		out->truncated += s->count;
 		const char *fn = profile_str(p, f->function), *mod = profile_str(p, f->module);
 		size_t ml = strlen(mod);
 		if (ml && !strncmp(fn, mod, ml) && !strncmp(fn + ml, "+0x", 3))
 			out->unnamed += s->count;
-		size_t k = 0;
-		while (k < nw && w[k].module != f->module)
-			k++;
-		if (k == nw) {
-			ALLOC_GROW(w, nw + 1, w_alloc);
-			w[nw++] = (struct where){f->module, 0};
-		}
-		w[k].count += s->count;
+		unwind_tally_add(&w, &nw, &w_alloc, f->module, s->count);
 	}
 	/* The three modules where most truncated stacks end, most first. */
-	size_t len = 0;
-	for (int pick = 0; pick < 3; pick++) {
-		size_t best = nw;
-		for (size_t k = 0; k < nw; k++)
-			if (w[k].count && (best == nw || w[k].count > w[best].count))
-				best = k;
-		if (best == nw)
-			break;
-		const char *m = profile_str(p, w[best].module);
-		if (!*m)
-			m = "[unknown]";
-		int wrote = snprintf(out->where + len, sizeof(out->where) - len, "%s%s",
-		                     pick ? ", " : "", m);
-		if (wrote < 0 || (size_t)wrote >= sizeof(out->where) - len)
-			break;
-		len += (size_t)wrote;
-		w[best].count = 0;
-	}
+	unwind_tally_top(p, w, nw, out->where, sizeof(out->where));
 	free(w);
 }
 
@@ -711,6 +720,16 @@ void unwind_warn_truncated(const struct profile *p, enum unwind_advice advice)
 	if (t.samples < TRUNCATED_WARN_SAMPLES ||
 	    (double)t.truncated < TRUNCATED_WARN_SHARE * (double)t.samples)
 		return;
+	/* Stacks ending in a stripped object's unnamed frames (Debian's libcmocka.so, which
+	 * calls every cmocka test): whether they reach the entry point cannot be told, and the
+	 * stack rules name such tests all the same (the symbolizer's warning names the object
+	 * when it is the project's). */
+	if ((double)t.unnamed >= 0.5 * (double)t.truncated) {
+		log_verbose("%.0f%% of samples have call stacks whose outermost frame has no "
+		            "symbol (most end in %s): stripped, so the entry point is not known",
+		            100.0 * (double)t.unnamed / (double)t.samples, t.where);
+		return;
+	}
 	double share = 100.0 * (double)t.truncated / (double)t.samples;
 	/* An interpreter's stacks (the module most end in is python3.11, libpython3.11.so,
 	 * ruby, libperl.so...): what unwinding can and cannot give differs. */
@@ -766,4 +785,28 @@ void unwinder_log_leaf(const struct unwinder *u, size_t copy)
 	            (unsigned long long)st->leaf[LEAF_FIX_REBUILT],
 	            (unsigned long long)st->leaf[LEAF_FIX_NO_CFI], copy,
 	            (unsigned long long)st->leaf[LEAF_FIX_OUT_OF_COPY]);
+}
+
+void unwind_warn_libc_cut(uint64_t cut, uint64_t samples, const char *where,
+                          enum unwind_advice advice)
+{
+	if (cut < TRUNCATED_WARN_SAMPLES || (double)cut < LIBC_CUT_WARN_SHARE * (double)samples)
+		return;
+	double share = 100.0 * (double)cut / (double)samples;
+	if (advice == UNWIND_ADVICE_PERF)
+		log_warn("%.1f%% of samples are outside tests because their call stacks end inside "
+		         "libc (in %s), whose code has no frame pointers: a test's call into libc "
+		         "that calls on (malloc's inner functions, qsort's comparisons) hides the "
+		         "test's frame from the walk; --unwind dwarf keeps them "
+		         "(docs/attribution.md, Known limits)",
+		         share, where);
+	else
+		log_warn(
+		        "%.1f%% of samples are outside tests because their call stacks end inside "
+		        "libc (in %s), whose code has no frame pointers: a test's call into libc "
+		        "that calls on (malloc's inner functions, qsort's comparisons) hides the "
+		        "test's frame, and the LD_PRELOAD backend walks frame pointers only; the "
+		        "perf backend's --unwind dwarf keeps them where perf_event_open is allowed "
+		        "(docs/attribution.md, Known limits)",
+		        share, where);
 }

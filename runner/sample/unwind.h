@@ -179,6 +179,24 @@ int unwind_is_entry_point(const char *function);
  */
 int unwind_is_libc_start(const char *function);
 
+/* A string id of a profile and the samples it holds: where stacks end, for the warnings. */
+struct unwind_tally {
+	uint32_t str;
+	uint64_t count;
+};
+
+/* Adds count to str's tally in (*w, *n, *alloc). */
+void unwind_tally_add(struct unwind_tally **w, size_t *n, size_t *alloc, uint32_t str,
+                      uint64_t count);
+/* The three strings holding most, most first, ", "-separated into out ("[unknown]" for an
+ * empty one); their counts are zeroed. */
+void unwind_tally_top(const struct profile *p, struct unwind_tally *w, size_t n, char *out,
+                      size_t size);
+
+/* Whether module (a file name) is part of the C runtime where every process and thread
+ * starts: libc, ld.so, libpthread. */
+int unwind_is_c_runtime(const char *module);
+
 /*
  * Counts, over p's samples, the stacks that look truncated: whose outermost frame is neither an
  * entry point (unwind_is_entry_point) nor inside the C runtime (libc, ld.so, libpthread: with
@@ -203,5 +221,18 @@ enum unwind_advice { UNWIND_ADVICE_PERF, UNWIND_ADVICE_PRELOAD };
  * code built without frame pointers, with the advice that fits the backend.
  */
 void unwind_warn_truncated(const struct profile *p, enum unwind_advice advice);
+
+/* The libc-cut warning's bar (aggregator.libc_cut): this share of the samples, 20 or more. */
+#define LIBC_CUT_WARN_SHARE 0.02
+
+/*
+ * After a run with frame-pointer stacks: one warning when at least LIBC_CUT_WARN_SHARE of the
+ * samples (20 or more) lost their test because their stacks end inside libc short of an entry
+ * point, in processes whose tests a stack rule names (aggregator.libc_cut): libc without
+ * frame pointers calling on (malloc's inner functions, qsort's comparisons) hides the test's
+ * frame. where: those stacks' outermost functions, ", "-separated.
+ */
+void unwind_warn_libc_cut(uint64_t cut, uint64_t samples, const char *where,
+                          enum unwind_advice advice);
 
 #endif
