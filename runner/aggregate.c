@@ -247,33 +247,79 @@ static uint32_t outermost(const struct profile *p, uint32_t node, uint32_t *firs
 	return n;
 }
 
+/* Whether function is where a C thread's stack begins (not a process's main thread, nor
+ * Go's runtime threads, whose goroutines the Go rule names). */
+static int thread_start(const char *fn)
+{
+	static const char *const names[] = {"start_thread", "clone",    "clone3",
+	                                    "__clone",      "__clone3", "__clone_internal"};
+	size_t len = strcspn(fn, "@");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && !strncmp(fn, names[i], len))
+			return 1;
+	return 0;
+}
+
 /*
- * a->libc_cut: the samples of no test (tests[i], after the rules) whose stack ends inside the
- * C runtime short of an entry point, in the processes where a rule named others (ruled, by
- * process node): what libc without frame pointers calling on cost the rules. Not counted
- * where no rule named anything: a harness's own malloc (ctest, make) is outside tests anyway.
+ * What the stack rules could not name, in the processes where they named others (ruled, by
+ * process node): the samples of no test (tests[i], after the rules)
+ * - whose stack ends inside the C runtime short of an entry point (a->libc_cut): libc without
+ *   frame pointers calling on;
+ * - whose stack begins at a thread's start (a->thread_lost): threads a test started, whose
+ *   stacks carry no frame of the test; tallied by the function the thread runs.
+ * Not counted where no rule named anything: a harness's own time (ctest, make) is outside tests
+ * anyway.
  */
-static void libc_cut(struct aggregator *a, const uint32_t *node_map, const uint32_t *tests,
-                     const uint64_t *ruled)
+static void rule_losses(struct aggregator *a, const uint32_t *node_map, const uint32_t *tests,
+                        const uint64_t *ruled)
 {
 	const struct profile *p = a->prof;
-	struct unwind_tally *w = NULL;
-	size_t nw = 0, w_alloc = 0;
-	a->libc_cut = 0;
+	struct unwind_tally *w = NULL, *tw = NULL;
+	size_t nw = 0, w_alloc = 0, ntw = 0, tw_alloc = 0;
+	a->libc_cut = a->thread_lost = 0;
 	for (size_t i = 0; i < a->nsamples; i++) {
 		uint32_t node = node_map[a->samples[i].node], first = 0;
 		if (tests[i] || !node || !ruled[outermost(p, node, &first)])
 			continue;
 		const struct profile_frame *f = &p->frames[p->nodes[first].frame];
 		const char *fn = profile_str(p, f->function);
-		if (f->kind == PROFILE_FRAME_PROCESS || !strcmp(fn, PROFILE_UNSAMPLED) ||
-		    unwind_is_entry_point(fn) || !unwind_is_c_runtime(profile_str(p, f->module)))
+		if (f->kind == PROFILE_FRAME_PROCESS || !strcmp(fn, PROFILE_UNSAMPLED))
 			continue;
-		a->libc_cut += a->samples[i].count;
-		unwind_tally_add(&w, &nw, &w_alloc, f->function, a->samples[i].count);
+		uint64_t count = a->samples[i].count;
+		if (thread_start(fn)) {
+			/* the thread's function: the outermost frame below its start frames
+			 * (clone3;start_thread under --unwind dwarf, start_thread under fp) */
+			uint32_t body = node;
+			for (uint32_t n = node; n != first; n = p->nodes[n].parent)
+				if (!thread_start(
+				            profile_str(p, p->frames[p->nodes[n].frame].function)))
+					body = n;
+			a->thread_lost += count;
+			unwind_tally_add(&tw, &ntw, &tw_alloc,
+			                 p->frames[p->nodes[body].frame].function, count);
+			continue;
+		}
+		if (unwind_is_entry_point(fn) || !unwind_is_c_runtime(profile_str(p, f->module)))
+			continue;
+		a->libc_cut += count;
+		unwind_tally_add(&w, &nw, &w_alloc, f->function, count);
 	}
 	unwind_tally_top(p, w, nw, a->libc_cut_where, sizeof(a->libc_cut_where));
+	unwind_tally_top(p, tw, ntw, a->thread_lost_where, sizeof(a->thread_lost_where));
 	free(w);
+	free(tw);
+}
+
+void aggregator_warn_threads(const struct aggregator *a)
+{
+	if (a->thread_lost < TRUNCATED_WARN_SAMPLES ||
+	    (double)a->thread_lost < LIBC_CUT_WARN_SHARE * (double)a->total)
+		return;
+	log_warn("%.1f%% of samples are outside tests because they ran on threads (in %s) of a "
+	         "process whose tests a stack rule names: a thread a test starts carries no frame "
+	         "of the test; name them with a mark in the thread (ciprof_test_begin and "
+	         "ciprof_test_end, include/ciprof.h; docs/attribution.md, Known limits)",
+	         100.0 * (double)a->thread_lost / (double)a->total, a->thread_lost_where);
 }
 
 void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct symbolizer *s,
@@ -377,7 +423,7 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 		profile_add(p, test, node, rs->count);
 	}
 	if (ruled)
-		libc_cut(a, node_map, tests, ruled);
+		rule_losses(a, node_map, tests, ruled);
 	free(ruled);
 	free(tests);
 	free(rule_test);

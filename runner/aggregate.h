@@ -53,11 +53,13 @@ struct aggregator {
 	size_t npend, pend_alloc;
 	struct hashidx pend_idx;
 	uint64_t total;
-	/* Set by aggregator_symbolize: samples of no test whose stack ends inside the C runtime
-	 * short of an entry point, in processes where a stack rule named the tests of other
-	 * samples (unwind_warn_libc_cut), and those stacks' outermost functions, most first. */
-	uint64_t libc_cut;
-	char libc_cut_where[256];
+	/* Set by aggregator_symbolize, in processes where a stack rule named the tests of some
+	 * samples: the samples of no test whose stack ends inside the C runtime short of an
+	 * entry point (unwind_warn_libc_cut), and those stacks' outermost functions, most first;
+	 * the samples of no test on threads (their stacks begin at start_thread or clone:
+	 * aggregator_warn_threads), and the functions those threads run. */
+	uint64_t libc_cut, thread_lost;
+	char libc_cut_where[256], thread_lost_where[256];
 };
 
 void aggregator_init(struct aggregator *a, struct profile *prof);
@@ -83,6 +85,9 @@ void aggregator_resolve(struct aggregator *a, uint32_t test);
  * before aggregator_symbolize, which takes every id for a string of a->prof.
  */
 void aggregator_relabel(struct aggregator *a, uint32_t first, const uint32_t *to, size_t n);
+/* After aggregator_symbolize: one warning when LIBC_CUT_WARN_SHARE or more of the samples (20
+ * or more) lost their test because they ran on a thread a test started (a->thread_lost). */
+void aggregator_warn_threads(const struct aggregator *a);
 /* Lets attribution resolve pending samples in this aggregator (attrib.resolve). */
 void aggregator_attach(struct aggregator *agg, struct attrib *attrib);
 

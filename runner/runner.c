@@ -436,6 +436,7 @@ finish:
 	st->unsampled_seconds = (double)s.cpu.unsampled_ns / 1e9;
 	if (ops->report)
 		ops->report(be, &s);
+	aggregator_warn_threads(&s.agg);
 	attrib_warn(&s.attrib);
 	*out = s.prof;
 	s.prof = NULL;

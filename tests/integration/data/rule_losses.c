@@ -1,8 +1,10 @@
-/* tests/integration/test_libc_cut.sh's program: a cmocka suite (named by the cmocka stack
+/* tests/integration/test_rule_losses.sh's program: a cmocka suite (named by the cmocka stack
  * rule) whose test_sort spends most of its time in libc's qsort calling its comparison and
- * test_alloc in malloc and free, which Debian's libc runs without frame pointers, and whose
- * test_loop stays in its own code. With "plain" as its argument it does the same work with
- * no cmocka: no stack rule names anything. */
+ * test_alloc in malloc and free, which Debian's libc runs without frame pointers, whose
+ * test_threads runs its work on two threads of its own (spin_worker), and whose test_loop
+ * stays in its own code. With "plain" as its argument it does the same work with no cmocka:
+ * no stack rule names anything. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,6 +59,32 @@ static __attribute__((noinline)) void loop_work(void)
 	sink += h;
 }
 
+static void *spin_worker(void *arg)
+{
+	uint64_t h = (uintptr_t)arg;
+	for (uint64_t i = 0; i < 15000000ull; i++)
+		h = (h ^ i) * 1099511628211ull;
+	sink += h;
+	return NULL;
+}
+
+static __attribute__((noinline)) void thread_work(void)
+{
+	pthread_t t[2];
+	for (uintptr_t i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, spin_worker, (void *)(i + 1)))
+			spin_worker((void *)(i + 1));
+		else
+			pthread_join(t[i], NULL);
+}
+
+static void test_threads(void **state)
+{
+	(void)state;
+	thread_work();
+	assert_true(sink != 1);
+}
+
 static void test_sort(void **state)
 {
 	(void)state;
@@ -83,12 +111,14 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "plain")) {
 		sort_work();
 		alloc_work();
+		thread_work();
 		loop_work();
 		return 0;
 	}
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_sort),
 	        cmocka_unit_test(test_alloc),
+	        cmocka_unit_test(test_threads),
 	        cmocka_unit_test(test_loop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
