@@ -62,7 +62,7 @@ static __attribute__((noinline)) void loop_work(void)
 static void *spin_worker(void *arg)
 {
 	uint64_t h = (uintptr_t)arg;
-	for (uint64_t i = 0; i < 15000000ull; i++)
+	for (uint64_t i = 0; i < 45000000ull; i++)
 		h = (h ^ i) * 1099511628211ull;
 	sink += h;
 	return NULL;
