@@ -49,9 +49,11 @@ warned() {
 	sed -n 's/^ciprof: warning: \([0-9.]*\)% of samples are outside tests because their call stacks end inside libc.*/\1/p' "$TMP/$1.err"
 }
 
-# threads NAME: the thread warning's share, or nothing; it must name spin_worker
+# threads NAME: the thread warning's share, or nothing; it must name spin_worker first (the
+# function the threads spend their time in; a sample of the thread's start or end in libc,
+# __getpagesize say, may follow it)
 threads() {
-	sed -n 's/^ciprof: warning: \([0-9.]*\)% of samples are outside tests because they ran on threads (in spin_worker) of a process whose tests a stack rule names.*ciprof_test_begin.*/\1/p' "$TMP/$1.err"
+	sed -n 's/^ciprof: warning: \([0-9.]*\)% of samples are outside tests because they ran on threads (in spin_worker[^)]*) of a process whose tests a stack rule names.*ciprof_test_begin.*/\1/p' "$TMP/$1.err"
 }
 
 profile fp --
