@@ -247,19 +247,6 @@ static uint32_t outermost(const struct profile *p, uint32_t node, uint32_t *firs
 	return n;
 }
 
-/* Whether function is where a C thread's stack begins (not a process's main thread, nor
- * Go's runtime threads, whose goroutines the Go rule names). */
-static int thread_start(const char *fn)
-{
-	static const char *const names[] = {"start_thread", "clone",    "clone3",
-	                                    "__clone",      "__clone3", "__clone_internal"};
-	size_t len = strcspn(fn, "@");
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i]) == len && !strncmp(fn, names[i], len))
-			return 1;
-	return 0;
-}
-
 /*
  * What the stack rules could not name, in the processes where they named others (ruled, by
  * process node): the samples of no test (tests[i], after the rules)
@@ -286,12 +273,12 @@ static void rule_losses(struct aggregator *a, const uint32_t *node_map, const ui
 		if (f->kind == PROFILE_FRAME_PROCESS || !strcmp(fn, PROFILE_UNSAMPLED))
 			continue;
 		uint64_t count = a->samples[i].count;
-		if (thread_start(fn)) {
+		if (unwind_is_thread_start(fn)) {
 			/* the thread's function: the outermost frame below its start frames
 			 * (clone3;start_thread under --unwind dwarf, start_thread under fp) */
 			uint32_t body = node;
 			for (uint32_t n = node; n != first; n = p->nodes[n].parent)
-				if (!thread_start(
+				if (!unwind_is_thread_start(
 				            profile_str(p, p->frames[p->nodes[n].frame].function)))
 					body = n;
 			a->thread_lost += count;
@@ -313,7 +300,7 @@ static void rule_losses(struct aggregator *a, const uint32_t *node_map, const ui
 void aggregator_warn_threads(const struct aggregator *a)
 {
 	if (a->thread_lost < TRUNCATED_WARN_SAMPLES ||
-	    (double)a->thread_lost < LIBC_CUT_WARN_SHARE * (double)a->total)
+	    (double)a->thread_lost < LOST_TEST_WARN_SHARE * (double)a->total)
 		return;
 	log_warn("%.1f%% of samples are outside tests because they ran on threads (in %s) of a "
 	         "process whose tests a stack rule names: a thread a test starts carries no frame "
@@ -408,8 +395,9 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 	free(proc);
 	free(start);
 	uint32_t *rule_test = rules ? attrib_rules_node_tests(rules, p) : NULL;
-	uint32_t *tests = xmalloc(st_mult(a->nsamples ? a->nsamples : 1, sizeof(*tests)));
-	/* per process node: samples a rule named */
+	/* per sample its test, and per process node the samples a rule named: rule_losses */
+	uint32_t *tests =
+	        rule_test ? xmalloc(st_mult(a->nsamples ? a->nsamples : 1, sizeof(*tests))) : NULL;
 	uint64_t *ruled = rule_test ? xcalloc(p->nnodes, sizeof(*ruled)) : NULL;
 	for (size_t i = 0; i < a->nsamples; i++) {
 		const struct raw_sample *rs = &a->samples[i];
@@ -419,7 +407,8 @@ void aggregator_symbolize(struct aggregator *a, const struct proctree *t, struct
 			test = rule_test[node];
 			ruled[outermost(p, node, NULL)] += rs->count;
 		}
-		tests[i] = test;
+		if (tests)
+			tests[i] = test;
 		profile_add(p, test, node, rs->count);
 	}
 	if (ruled)

@@ -85,7 +85,7 @@ void aggregator_resolve(struct aggregator *a, uint32_t test);
  * before aggregator_symbolize, which takes every id for a string of a->prof.
  */
 void aggregator_relabel(struct aggregator *a, uint32_t first, const uint32_t *to, size_t n);
-/* After aggregator_symbolize: one warning when LIBC_CUT_WARN_SHARE or more of the samples (20
+/* After aggregator_symbolize: one warning when LOST_TEST_WARN_SHARE or more of the samples (20
  * or more) lost their test because they ran on a thread a test started (a->thread_lost). */
 void aggregator_warn_threads(const struct aggregator *a);
 /* Lets attribution resolve pending samples in this aggregator (attrib.resolve). */

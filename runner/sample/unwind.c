@@ -595,6 +595,23 @@ size_t unwinder_fix_leaf(struct unwinder *u, const struct unwind_map *leaf,
 
 /* ---- truncated frame-pointer stacks ---- */
 
+/* Whether f (its symbol version, "@@GLIBC_2.34", not part of the name) is one of names. */
+static int named(const char *f, const char *const *names, size_t n)
+{
+	size_t len = strcspn(f, "@");
+	for (size_t i = 0; i < n; i++)
+		if (strlen(names[i]) == len && !strncmp(f, names[i], len))
+			return 1;
+	return 0;
+}
+
+int unwind_is_thread_start(const char *f)
+{
+	static const char *const names[] = {"start_thread", "clone",    "clone3",
+	                                    "__clone",      "__clone3", "__clone_internal"};
+	return named(f, names, sizeof(names) / sizeof(names[0]));
+}
+
 int unwind_is_entry_point(const char *f)
 {
 	static const char *const names[] = {
@@ -602,12 +619,6 @@ int unwind_is_entry_point(const char *f)
 	        "__libc_start_main",
 	        "__libc_start_call_main",
 	        "__libc_start_main_impl",
-	        "start_thread",
-	        "clone",
-	        "clone3",
-	        "__clone",
-	        "__clone3",
-	        "__clone_internal",
 	        "_dl_start",
 	        "_dl_start_user",
 	        "runtime.goexit",
@@ -617,12 +628,7 @@ int unwind_is_entry_point(const char *f)
 	        "runtime.rt0_go.abi0",
 	        "runtime.mstart.abi0",
 	};
-	/* A symbol version ("__libc_start_main@@GLIBC_2.34") is not part of the name. */
-	size_t len = strcspn(f, "@");
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i]) == len && !strncmp(f, names[i], len))
-			return 1;
-	return 0;
+	return unwind_is_thread_start(f) || named(f, names, sizeof(names) / sizeof(names[0]));
 }
 
 int unwind_is_libc_start(const char *f)
@@ -790,7 +796,7 @@ void unwinder_log_leaf(const struct unwinder *u, size_t copy)
 void unwind_warn_libc_cut(uint64_t cut, uint64_t samples, const char *where,
                           enum unwind_advice advice)
 {
-	if (cut < TRUNCATED_WARN_SAMPLES || (double)cut < LIBC_CUT_WARN_SHARE * (double)samples)
+	if (cut < TRUNCATED_WARN_SAMPLES || (double)cut < LOST_TEST_WARN_SHARE * (double)samples)
 		return;
 	double share = 100.0 * (double)cut / (double)samples;
 	if (advice == UNWIND_ADVICE_PERF)

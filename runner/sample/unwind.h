@@ -170,6 +170,9 @@ struct unwind_truncation {
  * runtime.rt0_go and runtime.mstart.
  */
 int unwind_is_entry_point(const char *function);
+/* Whether function is where a C thread's stack begins: start_thread, clone, clone3 and their
+ * aliases (of the entry points, not a process's main thread's, nor Go's runtime threads'). */
+int unwind_is_thread_start(const char *function);
 
 /*
  * Whether function is one of the C library's frames where the main thread's stack begins
@@ -222,11 +225,12 @@ enum unwind_advice { UNWIND_ADVICE_PERF, UNWIND_ADVICE_PRELOAD };
  */
 void unwind_warn_truncated(const struct profile *p, enum unwind_advice advice);
 
-/* The libc-cut warning's bar (aggregator.libc_cut): this share of the samples, 20 or more. */
-#define LIBC_CUT_WARN_SHARE 0.02
+/* The bar of the warnings about samples a stack rule could not name (aggregator.libc_cut,
+ * aggregator.thread_lost): this share of the samples, TRUNCATED_WARN_SAMPLES or more. */
+#define LOST_TEST_WARN_SHARE 0.02
 
 /*
- * After a run with frame-pointer stacks: one warning when at least LIBC_CUT_WARN_SHARE of the
+ * After a run with frame-pointer stacks: one warning when at least LOST_TEST_WARN_SHARE of the
  * samples (20 or more) lost their test because their stacks end inside libc short of an entry
  * point, in processes whose tests a stack rule names (aggregator.libc_cut): libc without
  * frame pointers calling on (malloc's inner functions, qsort's comparisons) hides the test's

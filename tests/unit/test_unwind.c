@@ -403,6 +403,12 @@ static void test_entry_points(void **state)
 	assert_false(unwind_is_entry_point("main"));
 	assert_false(unwind_is_entry_point("_start_x"));
 	assert_false(unwind_is_entry_point(""));
+	/* a thread's start, not a process's nor Go's runtime threads' */
+	assert_true(unwind_is_thread_start("start_thread"));
+	assert_true(unwind_is_thread_start("clone3@GLIBC_PRIVATE"));
+	assert_false(unwind_is_thread_start("__libc_start_call_main"));
+	assert_false(unwind_is_thread_start("runtime.mstart"));
+	assert_false(unwind_is_thread_start("start_thread_x"));
 	/* libc's start frames, where a frame-pointer walk must stop (static executables). */
 	assert_true(unwind_is_libc_start("_start"));
 	assert_true(unwind_is_libc_start("__libc_start_call_main"));
